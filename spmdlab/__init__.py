@@ -1,0 +1,26 @@
+"""spmdlab: MATLAB's spmd programming model for Python, on MPI.
+
+>>> from spmdlab import spmd, labindex        # doctest: +SKIP
+>>> with spmd():
+...     x = labindex()
+>>> x[2]
+2
+"""
+from .composite import Composite, NoDataError, exist
+from .errors import LabDiedError, PoolError, RemoteError, SpmdError, SpmdSourceError, SpmdTimeoutError
+from .messaging import (gcat, gop, gplus, labBarrier, labBroadcast, labProbe, labReceive, labSend,
+                        labSendReceive, spmdBarrier, spmdBroadcast, spmdCat, spmdPlus, spmdProbe,
+                        spmdReceive, spmdReduce, spmdSend, spmdSendReceive)
+from .pool import Pool, gcp, parpool
+from .runtime import labindex, numlabs, spmdIndex, spmdSize
+from .spmd import spmd, spmd_run
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Composite", "NoDataError", "exist", "LabDiedError", "PoolError", "RemoteError", "SpmdError",
+    "SpmdSourceError", "SpmdTimeoutError", "gcat", "gop", "gplus", "labBarrier", "labBroadcast",
+    "labProbe", "labReceive", "labSend", "labSendReceive", "spmdBarrier", "spmdBroadcast", "spmdCat",
+    "spmdPlus", "spmdProbe", "spmdReceive", "spmdReduce", "spmdSend", "spmdSendReceive", "Pool", "gcp",
+    "parpool", "labindex", "numlabs", "spmdIndex", "spmdSize", "spmd", "spmd_run",
+]

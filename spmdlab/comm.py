@@ -1,0 +1,150 @@
+"""The one module that owns the labs' MPI communicators, and the interruptible wait.
+
+The labs never use ``COMM_WORLD`` directly: ``base`` is a ``Dup`` of it, and the
+communicator blocks use (``current``) is a ``Dup`` of ``base``, renewed after a block
+ended abnormally so stale messages and abandoned requests of that block cannot match
+anything later. ``spmd(n)`` blocks use a communicator over labs 1..n, made by those labs
+alone (``Create_group``).
+
+Every wait is a nonblocking request polled together with the abort flag the interrupt
+thread sets, so Ctrl-C, another lab's error or a timeout end it within milliseconds.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import mpi4py
+
+mpi4py.rc.thread_level = "funneled"  # only the main thread calls MPI
+mpi4py.rc.initialize = True
+from mpi4py import MPI  # noqa: E402
+
+from . import runtime  # noqa: E402
+
+_base: MPI.Intracomm | None = None
+_current: MPI.Intracomm | None = None
+_subcomms: dict[int, MPI.Intracomm] = {}
+_block: MPI.Intracomm | None = None
+# Requests and buffers of aborted operations: kept alive, never freed, so MPI can never
+# write into reused memory.
+_graveyard: list = []
+
+
+def init() -> tuple[int, int]:
+    """Initialise the communicators; return ``(rank, size)`` of the whole job."""
+    global _base, _current
+    _base = MPI.COMM_WORLD.Dup()
+    _current = _base.Dup()
+    return _base.Get_rank(), _base.Get_size()
+
+
+def renew() -> None:
+    """Replace the pool communicator after an aborted block. Collective over all labs."""
+    global _current
+    _graveyard.append(_current)
+    _graveyard.extend(_subcomms.values())
+    _subcomms.clear()
+    _current = _base.Dup()
+
+
+def enter_block(nlabs: int) -> MPI.Intracomm | None:
+    """Select the communicator for a block on labs 1..nlabs (None if this lab sits out)."""
+    global _block
+    size = _current.Get_size()
+    rank = _current.Get_rank()
+    if nlabs <= 0 or nlabs >= size:
+        _block = _current
+    elif rank >= nlabs:
+        _block = None
+    else:
+        if nlabs not in _subcomms:
+            group = _current.Get_group().Range_incl([(0, nlabs - 1, 1)])
+            _subcomms[nlabs] = _current.Create_group(group, tag=nlabs)
+            group.Free()
+        _block = _subcomms[nlabs]
+    return _block
+
+
+def block() -> MPI.Intracomm:
+    """The communicator of the running block."""
+    if _block is None:
+        raise RuntimeError("lab messaging works only inside an spmd block on a lab")
+    return _block
+
+
+def world_size() -> int:
+    return _current.Get_size()
+
+
+def abandon(*items) -> None:
+    _graveyard.extend(items)
+
+
+def _spin() -> None:
+    # A short yield first keeps latency low; then sleep so oversubscribed labs
+    # (more labs than cores) leave the CPU to the ones doing work.
+    os.sched_yield()
+
+
+def wait(request: MPI.Request, what: str, keep: tuple = ()) -> MPI.Status:
+    """Wait for ``request``, abandoning it (with ``keep``, its buffers) on abort."""
+    status = MPI.Status()
+    if request.Test(status):
+        return status
+    runtime.state.waiting = what
+    try:
+        polls = 0
+        delay = 2e-5
+        while not request.Test(status):
+            runtime.check_abort()
+            polls += 1
+            if polls < 200:
+                _spin()
+            else:
+                time.sleep(delay)
+                delay = min(delay * 1.5, 1e-3)
+        return status
+    except BaseException:
+        try:
+            request.Cancel()
+        except MPI.Exception:
+            pass
+        abandon(request, keep)
+        raise
+    finally:
+        runtime.state.waiting = ""
+
+
+def wait_all(requests: list[MPI.Request], what: str, keep: tuple = ()) -> None:
+    for request in requests:
+        wait(request, what, keep)
+
+
+def probe(comm: MPI.Intracomm, source: int, tag: int, what: str) -> MPI.Message:
+    """Wait for a matching message (matched probe), interruptibly."""
+    status = MPI.Status()
+    message = comm.improbe(source, tag, status)
+    if message is not None:
+        return message, status
+    runtime.state.waiting = what
+    try:
+        polls = 0
+        delay = 2e-5
+        while True:
+            message = comm.improbe(source, tag, status)
+            if message is not None:
+                return message, status
+            runtime.check_abort()
+            polls += 1
+            if polls < 200:
+                _spin()
+            else:
+                time.sleep(delay)
+                delay = min(delay * 1.5, 1e-3)
+    finally:
+        runtime.state.waiting = ""
+
+
+ANY_SOURCE = MPI.ANY_SOURCE
+ANY_TAG = MPI.ANY_TAG

@@ -1,0 +1,98 @@
+"""The spmdlab exception hierarchy and the description of an error raised on a lab."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class RemoteError:
+    """An exception raised on a lab, as plain data that crosses to the client.
+
+    ``exception`` is the original exception object when it could be pickled, else None.
+    ``traceback`` holds the user-code part of the lab's traceback, already formatted.
+    """
+
+    type_name: str
+    message: str
+    traceback: str = ""
+    exception: BaseException | None = field(default=None, compare=False)
+
+    def signature(self) -> tuple[str, str, str]:
+        return (self.type_name, self.message, self.traceback)
+
+    def format(self) -> str:
+        head = f"{self.type_name}: {self.message}" if self.message else self.type_name
+        if self.traceback:
+            return f"{self.traceback.rstrip()}\n{head}"
+        return head
+
+
+def lab_ranges(labs: list[int]) -> str:
+    """``[1, 2, 3, 5]`` -> ``"1-3, 5"``."""
+    labs = sorted(labs)
+    parts: list[str] = []
+    start = prev = labs[0]
+    for lab in labs[1:] + [None]:  # type: ignore[list-item]
+        if lab is not None and lab == prev + 1:
+            prev = lab
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if lab is not None:
+            start = prev = lab
+    return ", ".join(parts)
+
+
+def labs_label(labs: list[int]) -> str:
+    """``[2]`` -> ``"lab 2"``, ``[1, 2, 3, 4]`` -> ``"labs 1-4"``."""
+    return f"lab {labs[0]}" if len(labs) == 1 else f"labs {lab_ranges(labs)}"
+
+
+def group_errors(errors: dict[int, RemoteError]) -> list[tuple[list[int], RemoteError]]:
+    """Group identical lab errors, in lab order of their first occurrence."""
+    groups: dict[tuple, tuple[list[int], RemoteError]] = {}
+    for lab in sorted(errors):
+        key = errors[lab].signature()
+        groups.setdefault(key, ([], errors[lab]))[0].append(lab)
+    return list(groups.values())
+
+
+class SpmdError(Exception):
+    """An error inside an ``spmd`` block, on the labs or in the pool running them.
+
+    ``errors`` maps lab number -> :class:`RemoteError` for errors raised by user code.
+    """
+
+    def __init__(self, message: str, errors: dict[int, RemoteError] | None = None):
+        super().__init__(message)
+        self.errors: dict[int, RemoteError] = dict(errors or {})
+
+    @classmethod
+    def from_lab_errors(cls, errors: dict[int, RemoteError]) -> "SpmdError":
+        parts = []
+        for labs, err in group_errors(errors):
+            parts.append(f"Error detected on {labs_label(labs)}:\n{err.format()}")
+        return cls("\n\n".join(parts), errors)
+
+
+class LabDiedError(SpmdError):
+    """A lab process ended while the pool was in use; the pool is gone."""
+
+    def __init__(self, message: str, statuses: dict[int, int | None]):
+        super().__init__(message)
+        self.statuses = statuses
+
+
+class SpmdTimeoutError(SpmdError):
+    """An ``spmd`` block ran past its ``timeout=``; ``waiting`` maps lab -> where it was."""
+
+    def __init__(self, message: str, waiting: dict[int, str]):
+        super().__init__(message)
+        self.waiting = waiting
+
+
+class PoolError(SpmdError):
+    """The pool could not be started or used (launcher missing, start-up timed out, closed)."""
+
+
+class SpmdSourceError(SpmdError):
+    """The source of a ``with spmd():`` body could not be read."""

@@ -1,0 +1,274 @@
+"""What a lab does: run the blocks the client sends, keep the values it stores, relay output.
+
+The main thread serves the ``main`` channel; a daemon thread reads ``ctrl`` for aborts
+(and exits the lab when the client is gone). An abort sets ``runtime.state.abort``, which
+every library wait polls, and interrupts user code through a SIGINT handler that raises
+``LabAbort`` only while user code runs, so the server's own bookkeeping is never cut.
+"""
+from __future__ import annotations
+
+import _thread
+import ast
+import builtins
+import importlib
+import io
+import linecache
+import os
+import pickle
+import signal
+import sys
+import threading
+import traceback
+from typing import Any
+
+from . import comm, runtime
+from .composite import summarize
+from .errors import RemoteError
+from .protocol import Block, Channel, ChannelClosed, connect
+from .runtime import LabAbort, state
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class LabStream(io.TextIOBase):
+    """``sys.stdout``/``sys.stderr`` on a lab: whole lines go to the client at once."""
+
+    def __init__(self, chan: Channel, name: str):
+        self._chan = chan
+        self._name = name
+        self._pending = ""
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return "utf-8"
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self._pending += text
+        cut = self._pending.rfind("\n")
+        if cut >= 0:
+            lines, self._pending = self._pending[: cut + 1], self._pending[cut + 1 :]
+            self._chan.send(("out", self._name, lines))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            text, self._pending = self._pending, ""
+            self._chan.send(("out", self._name, text))
+
+
+def _is_user_frame(filename: str) -> bool:
+    path = os.path.abspath(filename) if not filename.startswith("<") else filename
+    return not path.startswith(_PACKAGE_DIR) and "mpi4py" not in path
+
+
+def remote_error(exc: BaseException) -> RemoteError:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _is_user_frame(f.filename)]
+    text = ""
+    if frames:
+        text = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames))
+    if isinstance(exc, SyntaxError) and exc.text:
+        text += f'  File "{exc.filename}", line {exc.lineno}\n    {exc.text.strip()}\n'
+    message = str(exc) if not isinstance(exc, KeyError) else repr(exc.args[0]) if exc.args else ""
+    try:
+        pickle.dumps(exc)
+        original: BaseException | None = exc
+    except Exception:
+        original = None
+    return RemoteError(type(exc).__qualname__, message, text, original)
+
+
+def _compile(block: Block):
+    """Compile a block's source with the user's file name and line numbers."""
+    source = block.source
+    offset = block.firstlineno - 1
+    if source[:1] in (" ", "\t"):
+        source = "if True:\n" + source
+        offset -= 1
+    tree = ast.parse(source, block.filename, "exec")
+    if source.startswith("if True:\n"):
+        tree = ast.Module(body=tree.body[0].body, type_ignores=[])
+    if offset:
+        ast.increment_lineno(tree, offset)
+    last = None
+    if block.echo and tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = compile(ast.Expression(tree.body.pop().value), block.filename, "eval")
+    return compile(tree, block.filename, "exec"), last
+
+
+def _register_source(block: Block) -> None:
+    if block.filename.startswith("<") or not os.path.exists(block.filename):
+        lines = ["\n"] * (block.firstlineno - 1) + block.source.splitlines(True)
+        linecache.cache[block.filename] = (len(block.source), None, lines, block.filename)
+
+
+class LabServer:
+    def __init__(self) -> None:
+        address = os.environ["SPMDLAB_ADDRESS"]
+        authkey = bytes.fromhex(os.environ["SPMDLAB_AUTHKEY"])
+        self.rank, self.size = comm.init()
+        self.main = connect(address, authkey)
+        self.main.send(("hello", "main", self.rank, self.size, os.getpid()))
+        self.ctrl = connect(address, authkey)
+        self.ctrl.send(("hello", "ctrl", self.rank, self.size, os.getpid()))
+        self.store: dict[int, Any] = {}
+        self.workspaces: dict[str, dict] = {}
+        self.lock = threading.Lock()
+        self.abort_epoch = 0
+        self.abort_reason = ""
+        self.running = False
+        state.on_lab = True
+        sys.stdout = LabStream(self.main, "stdout")
+        sys.stderr = LabStream(self.main, "stderr")
+        sys.stdin = io.StringIO()
+        signal.signal(signal.SIGINT, self._on_sigint)
+        threading.Thread(target=self._watch_ctrl, name="spmdlab-ctrl", daemon=True).start()
+
+    # ---- aborts --------------------------------------------------------------------
+
+    def _on_sigint(self, signum, frame) -> None:
+        if state.in_user_code and state.abort.is_set():
+            raise LabAbort(state.abort_reason, state.waiting)
+
+    def _watch_ctrl(self) -> None:
+        try:
+            while True:
+                kind, epoch, reason = self.ctrl.recv()
+                if kind != "abort":
+                    continue
+                with self.lock:
+                    if epoch > self.abort_epoch:
+                        self.abort_epoch, self.abort_reason = epoch, reason
+                    if self.running and state.epoch == epoch:
+                        self._trip(reason)
+        except (ChannelClosed, OSError, EOFError):
+            os._exit(3)  # the client is gone: leave nothing behind
+
+    def _trip(self, reason: str) -> None:
+        state.abort_reason = reason
+        state.abort.set()
+        if state.in_user_code:
+            _thread.interrupt_main(signal.SIGINT)
+
+    # ---- serving -------------------------------------------------------------------
+
+    def serve(self) -> None:
+        handlers = {"exec": self._exec, "get": self._get, "set": self._set, "exists": self._exists}
+        while True:
+            try:
+                msg = self.main.recv()
+            except ChannelClosed:
+                os._exit(3)
+            kind = msg[0]
+            if kind == "shutdown":
+                self._flush()
+                return
+            try:
+                reply = handlers[kind](*msg[1:])
+            except BaseException as exc:  # a bug of ours must not leave the client waiting
+                reply = ("error", msg[1].epoch if kind == "exec" else 0, remote_error(exc))
+            self._flush()
+            self.main.send(reply, user=True)
+
+    def _flush(self) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+
+    def _get(self, key: int):
+        if key not in self.store:
+            return ("missing", key)
+        return ("value", self.store[key])
+
+    def _set(self, key: int, value: Any):
+        self.store[key] = value
+        return ("ok", summarize(value))
+
+    def _exists(self, key: int):
+        return ("ok", key in self.store)
+
+    def _namespace(self, block: Block) -> dict:
+        if block.workspace is not None:
+            ns = self.workspaces.setdefault(block.workspace, {"__name__": "__spmd__", "__builtins__": builtins})
+        else:
+            ns = {"__name__": "__spmd__", "__builtins__": builtins}
+        for name, (kind, value) in block.inputs.items():
+            if kind == "val":
+                ns[name] = value
+            elif kind == "mod":
+                ns[name] = importlib.import_module(value)
+            elif kind == "ref":
+                if value in self.store:
+                    ns[name] = self.store[value]
+                else:
+                    ns.pop(name, None)
+        return ns
+
+    def _exec(self, block: Block):
+        for key in block.frees:
+            self.store.pop(key, None)
+        if block.renew_comm:
+            comm.renew()
+        c = comm.enter_block(block.nlabs)
+        if c is None:
+            return ("done", block.epoch, None)
+        state.index, state.size = c.Get_rank() + 1, c.Get_size()
+        with self.lock:
+            state.epoch = block.epoch
+            state.abort.clear()
+            self.running = True
+            if self.abort_epoch >= block.epoch:
+                self._trip(self.abort_reason)
+        try:
+            return self._run(block)
+        finally:
+            with self.lock:
+                self.running = False
+            state.index, state.size = 1, 1
+
+    def _run(self, block: Block):
+        try:
+            ns = self._namespace(block)
+            _register_source(block)
+            code, last = _compile(block)
+        except BaseException as exc:
+            return ("error", block.epoch, remote_error(exc))
+        echo = None
+        state.in_user_code = True
+        try:
+            try:
+                exec(code, ns)
+                if last is not None:
+                    value = eval(last, ns)
+                    if value is not None:
+                        echo = repr(value)
+            finally:
+                state.in_user_code = False
+        except LabAbort as exc:
+            return ("aborted", block.epoch, self._where(exc))
+        except BaseException as exc:
+            if state.abort.is_set() and isinstance(exc, KeyboardInterrupt):
+                return ("aborted", block.epoch, self._where(exc))
+            return ("error", block.epoch, remote_error(exc))
+        summaries = {}
+        for name, key in block.outputs.items():
+            if name in ns:
+                self.store[key] = ns[name]
+                summaries[name] = summarize(ns[name])
+        return ("done", block.epoch, {"summaries": summaries, "echo": echo})
+
+    @staticmethod
+    def _where(exc: BaseException) -> str:
+        if isinstance(exc, LabAbort) and exc.waiting:
+            return f"waiting in {exc.waiting}"
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if _is_user_frame(f.filename)]
+        if frames:
+            f = frames[-1]
+            return f"running line {f.lineno} of {f.filename}"
+        return "running"

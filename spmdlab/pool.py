@@ -1,0 +1,454 @@
+"""The client side of a lab pool: launch the lab job, talk to it, supervise it.
+
+The client is not an MPI process: it starts ``mpiexec -n N python -m spmdlab.worker`` in
+a session of its own and the labs connect back over authenticated sockets. Every wait
+here relays lab output, turns Ctrl-C into an abort of the labs, and notices a lab that
+died (its socket closes; its fork shim reports the exact exit status).
+"""
+from __future__ import annotations
+
+import atexit
+import itertools
+import os
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+import weakref
+from typing import Any, Callable
+
+from . import protocol, settings
+from .errors import LabDiedError, PoolError, RemoteError, SpmdError, SpmdTimeoutError, lab_ranges
+from .protocol import Block, Channel, ChannelClosed
+
+Sink = Callable[[int, str, str], None]
+
+
+def print_sink(lab: int, stream: str, text: str) -> None:
+    """Write lab output to the client's stdout/stderr as ``Lab N: <line>``."""
+    out = sys.stderr if stream == "stderr" else sys.stdout
+    out.write("".join(f"Lab {lab}: {line}\n" for line in text.splitlines() or [""]))
+    out.flush()
+
+
+def _describe_status(code: int | None) -> str:
+    if code is None:
+        return "exit status unknown"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"killed by {name}, exit status {code}"
+    return f"exit status {code}"
+
+
+class _Interrupts:
+    """Within ``with``, Ctrl-C sets a flag instead of raising inside our socket reads."""
+
+    def __init__(self) -> None:
+        self.pending = False
+        self._previous: Any = None
+
+    def _handler(self, signum, frame) -> None:
+        self.pending = True
+
+    def __enter__(self) -> "_Interrupts":
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+
+class Pool:
+    """A pool of ``n`` labs. ``with parpool(4) as pool: ...`` or ``pool.close()``.
+
+    >>> pool = Pool(2)            # doctest: +SKIP
+    >>> pool.numlabs
+    2
+    """
+
+    def __init__(self, n: int | None = None, **options: Any):
+        self.settings = settings.load(num_labs=n, **options)
+        self.numlabs = self.settings.pool_size()
+        self.generation = 0
+        self.state = "closed"
+        self._keys = itertools.count(1)
+        self._epochs = itertools.count(1)
+        self._frees: list[int] = []
+        self._renew_comm = False
+        self._draining: tuple | None = None
+        self._start()
+        _live_pools.add(self)
+
+    # ---- life cycle ----------------------------------------------------------------
+
+    @property
+    def NumWorkers(self) -> int:  # MATLAB's name
+        return self.numlabs
+
+    def _listen(self) -> tuple[socket.socket, str]:
+        if self.settings.host:
+            sock = socket.create_server((self.settings.host, 0))
+            host, port = sock.getsockname()[:2]
+            return sock, f"{host}:{port}"
+        self._tmpdir = tempfile.mkdtemp(prefix="spmdlab-")
+        path = os.path.join(self._tmpdir, "pool.sock")
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind(path)
+        sock.listen(2 * self.numlabs + 8)
+        return sock, path
+
+    def _start(self) -> None:
+        self._tmpdir = None
+        started = time.monotonic()
+        authkey = os.urandom(32)
+        self._authkey = authkey
+        self._listener, address = self._listen()
+        env = self.settings.lab_environment()
+        env["SPMDLAB_ADDRESS"] = address
+        env["SPMDLAB_AUTHKEY"] = authkey.hex()
+        paths = [os.path.dirname(os.path.dirname(os.path.abspath(__file__))), os.getcwd()]
+        if sys.path and sys.path[0]:
+            paths.insert(0, os.path.abspath(sys.path[0]))
+        if env.get("PYTHONPATH"):
+            paths.append(env["PYTHONPATH"])
+        env["PYTHONPATH"] = os.pathsep.join(paths)
+        cmd = [*self.settings.launcher(), "-n", str(self.numlabs), *self.settings.mpiexec_args,
+               sys.executable, "-m", "spmdlab.worker"]
+        try:
+            self._proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, start_new_session=True)
+        except OSError as exc:
+            self._close_listener()
+            raise PoolError(f"could not start the labs with {cmd[0]!r}: {exc}") from None
+        self.main: dict[int, Channel] = {}
+        self.ctrl: dict[int, Channel] = {}
+        self.pids: dict[int, int] = {}
+        self._exits: dict[int, int] = {}
+        try:
+            self._accept_labs(started)
+        except BaseException:
+            self._teardown()
+            raise
+        os.set_blocking(self._proc.stdout.fileno(), False)
+        os.set_blocking(self._proc.stderr.fileno(), False)
+        self.generation += 1
+        self.state = "idle"
+        self.startup_seconds = time.monotonic() - started
+
+    def _accept_labs(self, started: float) -> None:
+        deadline = started + self.settings.start_timeout
+        self._listener.settimeout(0.1)
+        while len(self.main) < self.numlabs or len(self.ctrl) < self.numlabs:
+            if self._proc.poll() is not None:
+                err = self._proc.stderr.read().decode(errors="replace").strip()
+                raise PoolError(f"the lab job exited with status {self._proc.returncode} before all "
+                                f"{self.numlabs} labs connected" + (f":\n{err}" if err else ""))
+            if time.monotonic() > deadline:
+                raise PoolError(f"only {len(self.main)} of {self.numlabs} labs connected within "
+                                f"{self.settings.start_timeout:g} s (SPMDLAB_START_TIMEOUT)")
+            try:
+                sock, _ = self._listener.accept()
+            except socket.timeout:
+                continue
+            try:
+                chan = protocol.server_handshake(sock, self._authkey)
+                hello = chan.recv()
+            except (ChannelClosed, OSError):
+                continue
+            if hello[0] == "exit":
+                self._exits[hello[1] + 1] = hello[2]
+                continue
+            _, role, rank, size, pid = hello
+            (self.main if role == "main" else self.ctrl)[rank + 1] = chan
+            self.pids[rank + 1] = pid
+        self._listener.settimeout(None)
+
+    def _close_listener(self) -> None:
+        try:
+            self._listener.close()
+        except OSError:
+            pass
+        if self._tmpdir:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
+
+    def _teardown(self, graceful: bool = False) -> None:
+        """Stop the lab job; leaves no process behind."""
+        if graceful and self.state == "idle":
+            for chan in self.main.values():
+                try:
+                    chan.send(("shutdown",))
+                except ChannelClosed:
+                    pass
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        self._close_listener()
+        for chan in [*self.main.values(), *self.ctrl.values()]:
+            chan.close()
+        if self._proc.poll() is None:
+            try:
+                self._proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+        if self._proc.poll() is None:
+            try:
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            for pid in self.pids.values():  # local labs that outlived mpiexec
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            self._proc.wait()
+        for stream in (self._proc.stdout, self._proc.stderr):
+            if stream:
+                stream.close()
+
+    def close(self) -> None:
+        """Shut the labs down. Values stored on them are gone."""
+        if self.state == "closed":
+            return
+        self._teardown(graceful=True)
+        self.state = "closed"
+        _live_pools.discard(self)
+        if _current.get("pool") is self:
+            _current.pop("pool")
+
+    def __enter__(self) -> "Pool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<spmdlab.Pool numlabs={self.numlabs} state={self.state}>"
+
+    def ensure_running(self) -> None:
+        """Restart a pool whose labs died, with a warning; refuse a closed pool."""
+        if self.state == "closed":
+            raise PoolError("this pool is closed; start a new one with parpool()")
+        if self.state == "dead":
+            warnings.warn("the previous lab pool died; starting a new one. Values stored on the "
+                          "labs (Composites, distributed arrays) were lost.", RuntimeWarning, stacklevel=3)
+            self._start()
+            self._renew_comm = False
+        if self._draining:
+            self._drain()
+
+    # ---- keys for values stored on the labs ------------------------------------------
+
+    def new_key(self) -> int:
+        return next(self._keys)
+
+    def free_later(self, key: int, generation: int) -> None:
+        """Forget a stored value; sent with the next command (never from a finaliser)."""
+        if generation == self.generation and self.state != "closed":
+            self._frees.append(key)
+
+    # ---- commands --------------------------------------------------------------------
+
+    def run(self, block: Block, labs: list[int] | None = None, sink: Sink | None = None,
+            timeout: float | None = None) -> dict[int, tuple]:
+        """Run ``block`` on ``labs`` (default: all); return each lab's reply.
+
+        Raises SpmdError (a lab raised), SpmdTimeoutError, LabDiedError, KeyboardInterrupt.
+        """
+        self.ensure_running()
+        labs = list(range(1, self.numlabs + 1)) if labs is None else labs
+        block.epoch = next(self._epochs)
+        block.renew_comm, self._renew_comm = self._renew_comm, False
+        block.frees, self._frees = self._frees, []
+        frames = protocol.dumps(("exec", block), user=True)
+        self.state = "running"
+        try:
+            for lab in labs:
+                self.main[lab].send_frames(frames)
+        except ChannelClosed:
+            self._lab_died()
+        replies = self._collect(set(labs), block.epoch, sink or print_sink, timeout)
+        self.state = "idle"
+        errors = {lab: r[2] for lab, r in replies.items() if r[0] == "error"}
+        aborted = {lab: r[2] for lab, r in replies.items() if r[0] == "aborted"}
+        if errors or aborted:
+            self._renew_comm = True
+        if errors:
+            raise SpmdError.from_lab_errors(errors)
+        if aborted and timeout is not None:
+            where = "\n".join(f"  lab {lab}: {aborted[lab]}" for lab in sorted(aborted))
+            raise SpmdTimeoutError(f"the spmd block timed out after {timeout:g} s; labs "
+                                   f"{lab_ranges(sorted(aborted))} had not finished:\n{where}", aborted)
+        return replies
+
+    def request(self, lab: int, message: tuple, user: bool = True) -> tuple:
+        """Send one non-block command (get/set/exists) to ``lab`` and return its reply."""
+        self.ensure_running()
+        self.state = "running"
+        try:
+            self.main[lab].send(message, user=user)
+        except ChannelClosed:
+            self._lab_died()
+        reply = self._collect({lab}, 0, print_sink, None)[lab]
+        self.state = "idle"
+        return reply
+
+    def _relay_launcher_output(self, stream) -> bool:
+        """Pass on what the lab job printed outside Python (C libraries); False at EOF."""
+        try:
+            data = stream.read()
+        except (OSError, ValueError):
+            return False
+        if data is None:
+            return True
+        if data:
+            (sys.stderr if stream is self._proc.stderr else sys.stdout).write(data.decode(errors="replace"))
+        return bool(data)
+
+    def _collect(self, labs: set[int], epoch: int, sink: Sink, timeout: float | None,
+                 give_up: float | None = None) -> dict[int, tuple]:
+        """Wait for the replies of ``labs``, relaying their output.
+
+        Ctrl-C aborts the labs and raises KeyboardInterrupt once they stopped, or after
+        ``interrupt_grace`` seconds (labs stuck in compiled code are then finished, or
+        the pool restarted, before the next command). ``timeout`` aborts the labs still
+        running; ``give_up`` returns the replies received by then.
+        """
+        replies: dict[int, tuple] = {}
+        pending = {self.main[lab]: lab for lab in labs}
+        deadline = time.monotonic() + timeout if timeout is not None else None
+        aborted_for: str | None = None
+        interrupted_at: float | None = None
+        sel = selectors.DefaultSelector()
+        for chan in pending:
+            sel.register(chan.sock, selectors.EVENT_READ, chan)
+        for stream in (self._proc.stdout, self._proc.stderr):
+            sel.register(stream, selectors.EVENT_READ, stream)
+        with _Interrupts() as ints, sel:
+            while pending:
+                now = time.monotonic()
+                if ints.pending and interrupted_at is None:
+                    interrupted_at = now
+                    aborted_for = "interrupt"
+                    self._abort(set(pending.values()), epoch, "interrupt")
+                if interrupted_at is not None and now - interrupted_at > self.settings.interrupt_grace:
+                    self._draining = (set(pending.values()), epoch, sink)
+                    break
+                if give_up is not None and now > give_up:
+                    break
+                if deadline is not None and now > deadline and aborted_for is None:
+                    aborted_for = "timeout"
+                    self._abort(set(pending.values()), epoch, "timeout")
+                for key, _ in sel.select(0.1):
+                    if not isinstance(key.data, Channel):
+                        if not self._relay_launcher_output(key.data):
+                            sel.unregister(key.fileobj)
+                        continue
+                    chan = key.data
+                    lab = pending[chan]
+                    try:
+                        msg = chan.recv()
+                    except ChannelClosed:
+                        self._lab_died()
+                    if msg[0] == "out":
+                        sink(lab, msg[1], msg[2])
+                        continue
+                    replies[lab] = msg
+                    del pending[chan]
+                    sel.unregister(chan.sock)
+                    if msg[0] == "error" and aborted_for is None and pending:
+                        aborted_for = "error"
+                        self._abort(set(pending.values()), epoch, "error")
+        if interrupted_at is not None:
+            self.state = "idle"
+            self._renew_comm = True
+            raise KeyboardInterrupt
+        return replies
+
+    def _abort(self, labs: set[int], epoch: int, reason: str) -> None:
+        for lab in labs:
+            try:
+                self.ctrl[lab].send(("abort", epoch, reason))
+            except ChannelClosed:
+                pass
+
+    def _drain(self) -> None:
+        """Finish labs still stopping after Ctrl-C; restart the pool if they do not."""
+        labs, epoch, sink = self._draining
+        self._draining = None
+        replies = self._collect(labs, epoch, sink, None, give_up=time.monotonic() + self.settings.interrupt_grace)
+        if len(replies) < len(labs):
+            warnings.warn(f"labs {lab_ranges(sorted(labs - set(replies)))} did not stop after Ctrl-C "
+                          "(busy in compiled code); restarting the pool.", RuntimeWarning, stacklevel=4)
+            self._teardown()
+            self.state = "dead"
+            self._start()
+
+    def _lab_died(self) -> None:
+        """A lab's socket closed: collect exit reports, tear down, raise LabDiedError."""
+        self.state = "dead"
+        deadline = time.monotonic() + 1.5
+        self._listener.settimeout(0.05)
+        while time.monotonic() < deadline:
+            try:
+                sock, _ = self._listener.accept()
+                chan = protocol.server_handshake(sock, self._authkey, timeout=1.0)
+                hello = chan.recv()
+                chan.close()
+                if hello[0] == "exit":
+                    self._exits[hello[1] + 1] = hello[2]
+            except (socket.timeout, ChannelClosed, OSError):
+                if self._exits and self._proc.poll() is not None:
+                    break
+        self._teardown()
+        statuses: dict[int, int | None] = dict(self._exits)
+        if statuses:
+            text = "; ".join(f"lab {lab} died ({_describe_status(code)})" for lab, code in sorted(statuses.items()))
+        else:
+            text = f"the lab job ended ({_describe_status(self._proc.returncode)})"
+        raise LabDiedError(
+            f"{text[0].upper()}{text[1:]}. The pool is gone and values stored on the labs were lost; "
+            "the next spmd block starts a fresh pool.", statuses)
+
+
+_live_pools: "weakref.WeakSet[Pool]" = weakref.WeakSet()
+_current: dict[str, Pool] = {}
+
+
+def parpool(n: int | None = None, **options: Any) -> Pool:
+    """Start a pool of ``n`` labs (default ``SPMDLAB_NUM_LABS``, else the CPU count) and
+    make it the current pool. Usable as ``with parpool(4) as pool:``."""
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise ValueError(f"a pool needs a positive whole number of labs, got {n!r}")
+    pool = Pool(n, **options)
+    _current["pool"] = pool
+    return pool
+
+
+def gcp(create: bool = True) -> Pool | None:
+    """The current pool; with ``create`` (default) start the default pool if there is none."""
+    pool = _current.get("pool")
+    if pool is None or pool.state == "closed":
+        return parpool() if create else None
+    return pool
+
+
+@atexit.register
+def _close_all() -> None:
+    for pool in list(_live_pools):
+        try:
+            pool.close()
+        except Exception:
+            pass

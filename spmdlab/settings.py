@@ -1,0 +1,99 @@
+"""The one place that reads spmdlab's settings: keyword arguments, then ``SPMDLAB_*`` variables.
+
+| variable | meaning | default |
+|---|---|---|
+| ``SPMDLAB_NUM_LABS`` | default pool size | CPU count |
+| ``SPMDLAB_MPIEXEC`` | launcher command (may hold arguments, e.g. ``srun --mpi=pmi2``) | ``mpiexec`` next to ``sys.executable``, else on ``PATH`` |
+| ``SPMDLAB_MPIEXEC_ARGS`` | extra launcher arguments (``-f hosts``) | none |
+| ``SPMDLAB_HOST`` | listen on TCP at this address so labs on other hosts can connect | local AF_UNIX socket |
+| ``SPMDLAB_BLAS_THREADS`` | BLAS/OpenMP threads per lab | 1 |
+| ``SPMDLAB_START_TIMEOUT`` | seconds to wait for all labs to connect | 60 |
+| ``SPMDLAB_INTERRUPT_GRACE`` | seconds labs get to stop after Ctrl-C before the pool is restarted | 2 |
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+import sysconfig
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_ENV = {
+    "num_labs": ("SPMDLAB_NUM_LABS", int),
+    "mpiexec": ("SPMDLAB_MPIEXEC", str),
+    "mpiexec_args": ("SPMDLAB_MPIEXEC_ARGS", shlex.split),
+    "host": ("SPMDLAB_HOST", str),
+    "blas_threads": ("SPMDLAB_BLAS_THREADS", int),
+    "start_timeout": ("SPMDLAB_START_TIMEOUT", float),
+    "interrupt_grace": ("SPMDLAB_INTERRUPT_GRACE", float),
+}
+
+_BLAS_VARS = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "BLIS_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
+
+
+@dataclass
+class Settings:
+    num_labs: int | None = None
+    mpiexec: str | None = None
+    mpiexec_args: list[str] = field(default_factory=list)
+    host: str | None = None
+    blas_threads: int = 1
+    start_timeout: float = 60.0
+    interrupt_grace: float = 2.0
+
+    def pool_size(self) -> int:
+        n = self.num_labs if self.num_labs is not None else (os.cpu_count() or 1)
+        if n < 1:
+            raise ValueError(f"a pool needs at least 1 lab, got {n}")
+        return n
+
+    def launcher(self) -> list[str]:
+        """The launcher command as a list, located as DESIGN §2 says."""
+        if self.mpiexec:
+            return shlex.split(self.mpiexec)
+        for folder in (Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))):
+            candidate = folder / "mpiexec"
+            if candidate.exists():
+                return [str(candidate)]
+        found = shutil.which("mpiexec")
+        if found:
+            return [found]
+        from .errors import PoolError
+
+        raise PoolError(
+            "no mpiexec found: install the MPICH wheel (`pip install mpich`) in this "
+            "environment, put mpiexec on PATH, or set SPMDLAB_MPIEXEC"
+        )
+
+    def lab_environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        for name in _BLAS_VARS:
+            env[name] = str(self.blas_threads)
+        return env
+
+
+def load(**overrides) -> Settings:
+    """Settings from ``SPMDLAB_*`` variables, overridden by the non-None keyword arguments."""
+    values = {}
+    for name, (var, parse) in _ENV.items():
+        raw = os.environ.get(var)
+        if raw not in (None, ""):
+            try:
+                values[name] = parse(raw)
+            except ValueError as exc:
+                raise ValueError(f"{var}={raw!r} is not valid: {exc}") from None
+    for name, value in overrides.items():
+        if name not in _ENV:
+            raise TypeError(f"unknown pool option {name!r}; known: {', '.join(_ENV)}")
+        if value is not None:
+            values[name] = value
+    return Settings(**values)
