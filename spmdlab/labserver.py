@@ -160,7 +160,7 @@ class LabServer:
     # ---- serving -------------------------------------------------------------------
 
     def serve(self) -> None:
-        handlers = {"exec": self._exec, "get": self._get, "set": self._set, "exists": self._exists}
+        handlers = {"exec": self._exec, "get": self._get, "set": self._set, "call": self._call}
         while True:
             try:
                 msg = self.main.recv()
@@ -190,8 +190,12 @@ class LabServer:
         self.store[key] = value
         return ("ok", summarize(value))
 
-    def _exists(self, key: int):
-        return ("ok", key in self.store)
+    def _call(self, fn, key: int | None, args: tuple, kwargs: dict):
+        value = self.store.get(key) if key is not None else None
+        try:
+            return ("value", fn(value, *args, **kwargs))
+        except Exception as exc:
+            return ("error", 0, remote_error(exc))
 
     def _namespace(self, block: Block) -> dict:
         if block.workspace is not None:

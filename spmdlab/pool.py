@@ -293,17 +293,31 @@ class Pool:
                                    f"{lab_ranges(sorted(aborted))} had not finished:\n{where}", aborted)
         return replies
 
-    def request(self, lab: int, message: tuple, user: bool = True) -> tuple:
-        """Send one non-block command (get/set/exists) to ``lab`` and return its reply."""
+    def request(self, lab: int, message: tuple) -> tuple:
+        """Send one non-block command to ``lab`` and return its reply (see ``request_many``)."""
+        return self.request_many({lab: message})[lab]
+
+    def request_many(self, messages: dict[int, tuple]) -> dict[int, tuple]:
+        """Send each lab its own non-block command at once; return the replies by lab.
+
+        Commands: ``("get", key)`` -> ``("value", v)`` or ``("missing", key)``;
+        ``("set", key, value)`` -> ``("ok", summary)``; ``("call", fn, key, args, kwargs)``
+        runs ``fn(stored_value_or_None, *args, **kwargs)`` on the lab outside any block
+        (no lab messaging) -> ``("value", result)`` or ``("error", 0, RemoteError)``.
+        """
         self.ensure_running()
         self.state = "running"
         try:
-            self.main[lab].send(message, user=user)
+            for lab, message in messages.items():
+                self.main[lab].send(message, user=True)
         except ChannelClosed:
             self._lab_died()
-        reply = self._collect({lab}, 0, print_sink, None)[lab]
+        replies = self._collect(set(messages), 0, print_sink, None)
         self.state = "idle"
-        return reply
+        errors = {lab: r[2] for lab, r in replies.items() if r[0] == "error"}
+        if errors:
+            raise SpmdError.from_lab_errors(errors)
+        return replies
 
     def _relay_launcher_output(self, stream) -> bool:
         """Pass on what the lab job printed outside Python (C libraries); False at EOF."""
