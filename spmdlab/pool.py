@@ -28,6 +28,7 @@ from .errors import LabDiedError, PoolError, RemoteError, SpmdError, SpmdTimeout
 from .protocol import Block, Channel, ChannelClosed
 
 Sink = Callable[[int, str, str], None]
+_ERROR_ABORT_DELAY = 0.1  # seconds the other labs get to report their own error
 
 
 def print_sink(lab: int, stream: str, text: str) -> None:
@@ -47,6 +48,15 @@ def _describe_status(code: int | None) -> str:
             name = f"signal {-code}"
         return f"killed by {name}, exit status {code}"
     return f"exit status {code}"
+
+
+def _warn(message: str) -> None:
+    """Warn, pointing at the first frame outside spmdlab (the user's line)."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, RuntimeWarning, stacklevel=level)
 
 
 class _Interrupts:
@@ -242,8 +252,8 @@ class Pool:
         if self.state == "closed":
             raise PoolError("this pool is closed; start a new one with parpool()")
         if self.state == "dead":
-            warnings.warn("the previous lab pool died; starting a new one. Values stored on the "
-                          "labs (Composites, distributed arrays) were lost.", RuntimeWarning, stacklevel=3)
+            _warn("the previous lab pool died; starting a new one. Values stored on the "
+                  "labs (Composites, distributed arrays) were lost.")
             self._start()
             self._renew_comm = False
         if self._draining:
@@ -345,6 +355,7 @@ class Pool:
         deadline = time.monotonic() + timeout if timeout is not None else None
         aborted_for: str | None = None
         interrupted_at: float | None = None
+        error_at: float | None = None
         sel = selectors.DefaultSelector()
         for chan in pending:
             sel.register(chan.sock, selectors.EVENT_READ, chan)
@@ -365,7 +376,11 @@ class Pool:
                 if deadline is not None and now > deadline and aborted_for is None:
                     aborted_for = "timeout"
                     self._abort(set(pending.values()), epoch, "timeout")
-                for key, _ in sel.select(0.1):
+                if error_at is not None and now >= error_at and aborted_for is None:
+                    aborted_for = "error"
+                    self._abort(set(pending.values()), epoch, "error")
+                wait = 0.1 if error_at is None or aborted_for else max(0.0, min(0.1, error_at - now))
+                for key, _ in sel.select(wait):
                     if not isinstance(key.data, Channel):
                         if not self._relay_launcher_output(key.data):
                             sel.unregister(key.fileobj)
@@ -382,9 +397,10 @@ class Pool:
                     replies[lab] = msg
                     del pending[chan]
                     sel.unregister(chan.sock)
-                    if msg[0] == "error" and aborted_for is None and pending:
-                        aborted_for = "error"
-                        self._abort(set(pending.values()), epoch, "error")
+                    if msg[0] == "error" and error_at is None:
+                        # Labs raising the same error a moment later are reported too
+                        # (collapsed as "labs 1-4"), rather than aborted.
+                        error_at = now + _ERROR_ABORT_DELAY
         if interrupted_at is not None:
             self.state = "idle"
             self._renew_comm = True
@@ -404,8 +420,8 @@ class Pool:
         self._draining = None
         replies = self._collect(labs, epoch, sink, None, give_up=time.monotonic() + self.settings.interrupt_grace)
         if len(replies) < len(labs):
-            warnings.warn(f"labs {lab_ranges(sorted(labs - set(replies)))} did not stop after Ctrl-C "
-                          "(busy in compiled code); restarting the pool.", RuntimeWarning, stacklevel=4)
+            _warn(f"labs {lab_ranges(sorted(labs - set(replies)))} did not stop after Ctrl-C "
+                  "(busy in compiled code); restarting the pool.")
             self._teardown()
             self.state = "dead"
             self._start()

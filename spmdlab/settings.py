@@ -8,7 +8,7 @@
 | ``SPMDLAB_HOST`` | listen on TCP at this address so labs on other hosts can connect | local AF_UNIX socket |
 | ``SPMDLAB_BLAS_THREADS`` | BLAS/OpenMP threads per lab | 1 |
 | ``SPMDLAB_START_TIMEOUT`` | seconds to wait for all labs to connect | 60 |
-| ``SPMDLAB_INTERRUPT_GRACE`` | seconds labs get to stop after Ctrl-C before the pool is restarted | 2 |
+| ``SPMDLAB_INTERRUPT_GRACE`` | seconds labs get to stop after Ctrl-C before the pool is restarted | 1 |
 """
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ class Settings:
     host: str | None = None
     blas_threads: int = 1
     start_timeout: float = 60.0
-    interrupt_grace: float = 2.0
+    interrupt_grace: float = 1.0
 
     def pool_size(self) -> int:
         n = self.num_labs if self.num_labs is not None else (os.cpu_count() or 1)

@@ -1,0 +1,183 @@
+"""Failures never hang and never kill the client (issue 2, item 6)."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import spmdlab
+from spmdlab import (LabDiedError, SpmdError, SpmdTimeoutError, gplus, labBarrier, labindex, labReceive,
+                     spmd)
+from conftest import ROOT, assert_gone, run_script
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def still_works(pool) -> None:
+    with spmd(pool=pool):
+        total = gplus(labindex())
+    assert total[1] == pool.numlabs * (pool.numlabs + 1) // 2
+
+
+@pytest.mark.parametrize("wait", ["labReceive()", "gplus(1)", "labBarrier()"])
+def test_one_lab_raises_while_others_wait(pool4, wait):
+    start = time.monotonic()
+    with pytest.raises(SpmdError) as info:
+        with spmd(pool=pool4):
+            if labindex() == 2:
+                raise ValueError("bad value on two")
+            exec(wait, {"labReceive": labReceive, "gplus": gplus, "labBarrier": labBarrier})
+    assert time.monotonic() - start < 5
+    text = str(info.value)
+    assert text.startswith("Error detected on lab 2:\n")
+    assert 'raise ValueError("bad value on two")' in text
+    assert text.rstrip().endswith("ValueError: bad value on two")
+    assert list(info.value.errors) == [2]
+    assert isinstance(info.value.errors[2].exception, ValueError)
+    still_works(pool4)
+
+
+def test_identical_errors_collapse_and_distinct_ones_are_listed(pool4):
+    with pytest.raises(SpmdError) as info:
+        with spmd(pool=pool4):
+            1 / 0
+    assert str(info.value).startswith("Error detected on labs 1-4:\n")
+    assert str(info.value).count("ZeroDivisionError") == 1
+    with pytest.raises(SpmdError) as info:
+        with spmd(pool=pool4):
+            labBarrier()
+            raise KeyError(labindex() % 2)
+    text = str(info.value)
+    assert "Error detected on labs 1, 3:" in text and "KeyError: 1" in text
+    assert "Error detected on labs 2, 4:" in text and "KeyError: 0" in text
+    still_works(pool4)
+
+
+def test_timeout_names_the_waiting_labs(pool4):
+    start = time.monotonic()
+    with pytest.raises(SpmdTimeoutError) as info:
+        with spmd(pool=pool4, timeout=1):
+            if labindex() == 1:
+                labReceive(2)
+            elif labindex() == 2:
+                labReceive(1, 3)
+            elif labindex() == 3:
+                while True:
+                    pass
+    assert 0.9 < time.monotonic() - start < 5
+    text = str(info.value)
+    assert "timed out after 1 s; labs 1-3 had not finished" in text
+    assert "lab 1: waiting in labReceive(source=2, tag=any)" in text
+    assert "lab 2: waiting in labReceive(source=1, tag=3)" in text
+    assert "lab 3: running line" in text
+    still_works(pool4)
+
+
+def test_stale_messages_of_an_aborted_block_do_not_leak(pool2):
+    with pytest.raises(SpmdError):
+        with spmd(pool=pool2):
+            if labindex() == 1:
+                spmdlab.labSend("stale", 2)
+                raise RuntimeError("stop")
+            labBarrier()
+    with spmd(pool=pool2):
+        ready = spmdlab.labProbe()
+    assert ready[2] is False
+
+
+@pytest.mark.parametrize("how, status", [
+    ("os._exit(7)", "exit status 7"),
+    ("os.kill(os.getpid(), signal.SIGKILL)", "killed by SIGKILL, exit status -9"),
+    ("ctypes.string_at(0)", "killed by SIGSEGV, exit status -11"),
+])
+def test_lab_death_is_reported_and_a_fresh_pool_follows(how, status):
+    pool = spmdlab.Pool(3)
+    old = pool
+    with spmd(pool=pool):
+        kept = labindex()
+    start = time.monotonic()
+    with pytest.raises(LabDiedError) as info:
+        with spmd(pool=pool):
+            import ctypes  # noqa: F401
+            if labindex() == 2:
+                exec(how, {"os": os, "signal": signal, "ctypes": ctypes})
+            labBarrier()
+    assert time.monotonic() - start < 2.5
+    assert str(info.value).startswith(f"Lab 2 died ({status}).")
+    assert "the next spmd block starts a fresh pool" in str(info.value)
+    assert pool.state == "dead"
+    dead_pids = [old._proc.pid]
+    with pytest.warns(RuntimeWarning, match="lab variables|were lost"):
+        still_works(pool)
+    with pytest.raises(SpmdError, match="values were lost"):
+        kept[1]
+    pool.close()
+    assert_gone(pool)
+    for pid in dead_pids:
+        assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+
+
+CTRL_C_SCRIPT = """
+import os, signal, threading, time, numpy as np
+import spmdlab
+from spmdlab import spmd, labindex, labReceive, gplus
+pool = spmdlab.parpool(4)
+
+def press_ctrl_c(after):
+    threading.Timer(after, os.kill, (os.getpid(), signal.SIGINT)).start()
+
+for kind in ["loop", "receive", "numpy"]:
+    press_ctrl_c(0.7)
+    start = time.monotonic()
+    try:
+        with spmd():
+            if kind == "loop":
+                while True:
+                    pass
+            elif kind == "receive":
+                labReceive()
+            else:
+                np.linalg.eigvals(np.random.rand(3000, 3000))
+        print("NOT INTERRUPTED", kind)
+    except KeyboardInterrupt:
+        print("INTERRUPTED", kind, round(time.monotonic() - start - 0.7, 2), flush=True)
+    with spmd():
+        s = gplus(1)
+    print("AFTER", kind, s[1], flush=True)
+pool.close()
+"""
+
+
+def test_ctrl_c_interrupts_loops_receives_and_numpy_calls():
+    result = run_script(CTRL_C_SCRIPT, timeout=90)
+    lines = result.stdout.splitlines()
+    for kind in ["loop", "receive", "numpy"]:
+        delay = [float(line.split()[2]) for line in lines if line.startswith(f"INTERRUPTED {kind}")]
+        assert delay and delay[0] < 2.0, result.stdout + result.stderr
+        assert f"AFTER {kind} 4" in lines
+    assert "NOT INTERRUPTED" not in result.stdout
+
+
+def test_killed_client_leaves_no_process():
+    script = ("import spmdlab, time\n"
+              "pool = spmdlab.parpool(4)\n"
+              "print(pool._proc.pid, *pool.pids.values(), flush=True)\n"
+              "with spmdlab.spmd():\n"
+              "    import time\n"
+              "    time.sleep(100)\n")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env)
+    pids = [int(p) for p in proc.stdout.readline().split()]
+    assert len(pids) == 5
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 5
+    alive = pids
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = [p for p in pids if os.path.exists(f"/proc/{p}")
+                 and open(f"/proc/{p}/stat").read().split()[2] != "Z"]
+    assert alive == []
