@@ -33,6 +33,9 @@ class Body:
 
 
 _parsed: dict[tuple[str, int], ast.Module] = {}
+# (filename, lineno) -> (the linecache lines list it was read from, Body). linecache
+# returns the same list object until the file changes, so identity means "unchanged".
+_bodies: dict[tuple[str, int], tuple[list[str], "Body"]] = {}
 
 
 def _parse(filename: str, text: str) -> ast.Module:
@@ -143,6 +146,9 @@ def _first_line(stmt: ast.stmt) -> int:
 def read_body(filename: str, lineno: int, module_globals: dict | None = None) -> Body:
     """The checked body of the ``with`` statement at ``filename:lineno``."""
     lines = linecache.getlines(filename, module_globals)
+    cached = _bodies.get((filename, lineno))
+    if cached is not None and cached[0] is lines:
+        return cached[1]
     if not lines:
         where = "code typed at the plain Python prompt" if filename == "<stdin>" else filename
         raise SpmdSourceError(_UNREADABLE_HELP.format(where=where))
@@ -158,4 +164,8 @@ def read_body(filename: str, lineno: int, module_globals: dict | None = None) ->
     if first == node.lineno:  # `with spmd(): x = 1`
         col = node.body[0].col_offset
         body_lines[0] = " " * col + body_lines[0][col:]
-    return Body(filename, "".join(body_lines), first, names_read(node.body), names_written(node.body))
+    body = Body(filename, "".join(body_lines), first, names_read(node.body), names_written(node.body))
+    if len(_bodies) > 256:
+        _bodies.clear()
+    _bodies[(filename, lineno)] = (lines, body)
+    return body

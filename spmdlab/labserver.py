@@ -85,8 +85,21 @@ def remote_error(exc: BaseException) -> RemoteError:
     return RemoteError(type(exc).__qualname__, message, text, original)
 
 
+_compiled: dict[tuple, tuple] = {}
+
+
 def _compile(block: Block):
-    """Compile a block's source with the user's file name and line numbers."""
+    """Compile a block's source with the user's file name and line numbers (cached)."""
+    key = (block.source, block.filename, block.firstlineno, block.echo)
+    code = _compiled.get(key)
+    if code is None:
+        if len(_compiled) > 256:
+            _compiled.clear()
+        code = _compiled[key] = _compile_uncached(block)
+    return code
+
+
+def _compile_uncached(block: Block):
     source = block.source
     offset = block.firstlineno - 1
     if source[:1] in (" ", "\t"):
@@ -175,7 +188,7 @@ class LabServer:
             except BaseException as exc:  # a bug of ours must not leave the client waiting
                 reply = ("error", msg[1].epoch if kind == "exec" else 0, remote_error(exc))
             self._flush()
-            self.main.send(reply, user=True)
+            self.main.send(reply, user=reply[0] == "value")
 
     def _flush(self) -> None:
         sys.stdout.flush()

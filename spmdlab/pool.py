@@ -282,7 +282,8 @@ class Pool:
         block.epoch = next(self._epochs)
         block.renew_comm, self._renew_comm = self._renew_comm, False
         block.frees, self._frees = self._frees, []
-        frames = protocol.dumps(("exec", block), user=True)
+        user = any(kind == "val" and protocol.needs_cloudpickle(value) for kind, value in block.inputs.values())
+        frames = protocol.dumps(("exec", block), user=user)
         self.state = "running"
         try:
             for lab in labs:

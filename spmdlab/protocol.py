@@ -39,6 +39,20 @@ class ChannelClosed(EOFError):
     """The other end of a channel went away."""
 
 
+_PLAIN_TYPES = (int, float, complex, str, bytes, bool, type(None))
+
+
+def needs_cloudpickle(value: Any) -> bool:
+    """False for values plain pickle sends faithfully (it would send client-defined
+    functions and classes by a reference the labs cannot resolve)."""
+    if isinstance(value, _PLAIN_TYPES):
+        return False
+    if type(value) in (list, tuple) and len(value) < 64:
+        return any(needs_cloudpickle(v) for v in value)
+    dtype = getattr(value, "dtype", None)
+    return not (type(value).__module__ == "numpy" and dtype is not None and not dtype.hasobject)
+
+
 def dumps(obj: Any, user: bool = False) -> list:
     """Serialise to the list of frames ``Channel.send_frames`` writes.
 
@@ -68,6 +82,8 @@ class Channel:
         self.send_frames(dumps(obj, user))
 
     def send_frames(self, frames: list) -> None:
+        if len(frames) == 2 and len(frames[1]) < 65536:
+            frames = [frames[0] + frames[1]]  # one system call for small messages
         with self._send_lock:
             try:
                 for frame in frames:

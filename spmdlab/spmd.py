@@ -122,8 +122,13 @@ class spmd:
         pool = self.pool if self.pool is not None else gcp()
         pool.ensure_running()
         nlabs = _block_size(self.m, self.n, pool.numlabs)
-        scope = {**frame.f_globals, **frame.f_locals}
-        inputs = {name: _input_spec(scope[name], pool) for name in body.reads if name in scope}
+        local_vars, global_vars = frame.f_locals, frame.f_globals
+        inputs = {}
+        for name in body.reads:
+            if name in local_vars:
+                inputs[name] = _input_spec(local_vars[name], pool)
+            elif name in global_vars:
+                inputs[name] = _input_spec(global_vars[name], pool)
         outputs = {name: pool.new_key() for name in body.writes}
         block = Block(epoch=0, source=body.source, filename=body.filename, firstlineno=body.firstlineno,
                       inputs=inputs, outputs=outputs, nlabs=nlabs if nlabs < pool.numlabs else 0)

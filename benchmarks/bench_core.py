@@ -1,0 +1,183 @@
+"""Core runtime timings against raw transports, in the same run (issue 2, item 7).
+
+    python benchmarks/bench_core.py [--labs 4] [--repeat 300]
+
+Prints medians and the ratio spmdlab / raw:
+- empty block: ``with spmd(): pass`` round trip vs. the raw floor: the same client sends
+  a small pickled message to each lab over the same kind of socket and waits for each
+  reply, and vs. an mpi4py bcast+gather round trip among the labs themselves;
+- Composite read ``c[2]`` vs. a raw socket request/reply with the same payload;
+- pool start-up (``parpool(n)``: mpiexec, imports, MPI init, connections) vs. a bare
+  ``mpiexec -n N python -c "from mpi4py import MPI"`` job;
+- ipyparallel's ``view.execute`` per command and its cluster start, if installed.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import spmdlab  # noqa: E402
+from spmdlab import Composite, spmd  # noqa: E402
+from spmdlab.protocol import Block  # noqa: E402
+
+
+def median_ms(fn, repeat: int) -> float:
+    for _ in range(min(20, repeat)):
+        fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1e3
+
+
+ECHO_LOOP = """
+import sys
+chan = sys.stdout._chan  # this lab's end of its socket to the client
+while True:
+    message = chan.recv()
+    chan.send(message)
+    if message == "stop":
+        break
+"""
+
+
+def raw_socket_round_trip(pool, repeat: int) -> tuple[float, float]:
+    """The transport floor: a small pickled message to every lab over the pool's own
+    sockets and a reply from each, answered by a bare echo loop (no block machinery)."""
+    from spmdlab import protocol
+
+    chans = [pool.main[lab] for lab in range(1, pool.numlabs + 1)]
+    block = Block(epoch=next(pool._epochs), source=ECHO_LOOP, filename="<echo>")
+    frames = protocol.dumps(("exec", block), user=True)
+    for chan in chans:
+        chan.send_frames(frames)
+
+    def once():
+        for chan in chans:
+            chan.send("ping")
+        for chan in chans:
+            chan.recv()
+
+    def one_lab():
+        chans[1].send("ping")
+        chans[1].recv()
+
+    ms = median_ms(once, repeat), median_ms(one_lab, repeat)
+    for chan in chans:
+        chan.send("stop")
+        assert chan.recv() == "stop"
+        while chan.recv()[0] != "done":
+            pass
+    return ms
+
+
+def mpi_round_trip(pool, repeat: int) -> float:
+    """Among the labs: rank 0 bcasts a small object and gathers one back, mpi4py only."""
+    with spmd(pool=pool):
+        from mpi4py import MPI as _MPI
+        import time as _time
+        from spmdlab import comm as _comm
+
+        _c = _comm.block()
+        for _ in range(50):
+            _c.bcast("x", 0)
+            _c.gather(1, 0)
+        _c.Barrier()
+        _t = []
+        for _ in range(repeat):
+            _s = _time.perf_counter()
+            _c.bcast("x", 0)
+            _c.gather(1, 0)
+            _t.append(_time.perf_counter() - _s)
+        _t.sort()
+        mpi_ms = _t[len(_t) // 2] * 1e3
+    return mpi_ms[1]
+
+
+def start_times(n: int, tries: int = 3) -> tuple[float, float]:
+    ours, raw = [], []
+    mpiexec = spmdlab.settings.load().launcher()
+    for _ in range(tries):
+        t = time.perf_counter()
+        pool = spmdlab.Pool(n)
+        ours.append(time.perf_counter() - t)
+        pool.close()
+        t = time.perf_counter()
+        subprocess.run([*mpiexec, "-n", str(n), sys.executable, "-c", "import numpy; from mpi4py import MPI"],
+                       check=True)
+        raw.append(time.perf_counter() - t)
+    return statistics.median(ours), statistics.median(raw)
+
+
+def ipyparallel_times(n: int, repeat: int):
+    try:
+        import ipyparallel as ipp
+    except ImportError:
+        return None
+    t = time.perf_counter()
+    cluster = ipp.Cluster(n=n)
+    rc = cluster.start_and_connect_sync()
+    start = time.perf_counter() - t
+    view = rc[:]
+    ms = median_ms(lambda: view.execute("pass", block=True), repeat)
+    cluster.stop_cluster_sync()
+    return ms, start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--labs", type=int, default=4)
+    parser.add_argument("--repeat", type=int, default=300)
+    args = parser.parse_args()
+    n, repeat = args.labs, args.repeat
+
+    pool = spmdlab.parpool(n)
+
+    def empty():
+        with spmd(pool=pool):
+            pass
+
+    empty_ms = median_ms(empty, repeat)
+    c = Composite(pool=pool)
+    c[2] = 12345
+    read_ms = median_ms(lambda: c[2], repeat)
+    raw_ms, raw_one = raw_socket_round_trip(pool, repeat)
+    mpi_ms = mpi_round_trip(pool, repeat)
+    pool.close()
+    start_s, raw_start_s = start_times(n)
+    ipp = ipyparallel_times(n, min(repeat, 100))
+
+    rows = [
+        ("empty spmd block (median)", f"{empty_ms:.3f} ms", f"raw socket round trip to {n} labs {raw_ms:.3f} ms",
+         f"{empty_ms / raw_ms:.1f}x"),
+        ("", "", f"mpi4py bcast+gather among labs {mpi_ms:.3f} ms", f"{empty_ms / mpi_ms:.1f}x"),
+        ("Composite read c[2]", f"{read_ms:.3f} ms", f"raw socket round trip to lab 2 {raw_one:.3f} ms",
+         f"{read_ms / raw_one:.1f}x"),
+        (f"pool start ({n} labs)", f"{start_s:.2f} s", f"bare mpiexec+numpy+mpi4py job {raw_start_s:.2f} s",
+         f"{start_s / raw_start_s:.1f}x"),
+    ]
+    if ipp:
+        rows.append(("ipyparallel view.execute", f"{ipp[0]:.3f} ms", "", f"ours {ipp[0] / empty_ms:.0f}x faster"))
+        rows.append(("ipyparallel cluster start", f"{ipp[1]:.2f} s", "", f"ours {ipp[1] / start_s:.0f}x faster"))
+    else:
+        rows.append(("ipyparallel", "not installed", "", ""))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    header = ("operation", "spmdlab", "raw, same run", "ratio")
+    widths = [max(w, len(h)) for w, h in zip(widths, header)]
+    line = " | ".join(h.ljust(w) for h, w in zip(header, widths))
+    print(line)
+    print("-|-".join("-" * w for w in widths))
+    for row in rows:
+        print(" | ".join(c.ljust(w) for c, w in zip(row, widths)))
+
+
+if __name__ == "__main__":
+    main()
