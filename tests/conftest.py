@@ -11,6 +11,45 @@ import pytest
 import spmdlab
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Every process this test session starts (labs, shims, mpiexec, child scripts) inherits
+# this marker, so a leftover can be found in /proc whatever its parent became.
+SESSION_MARK = f"{os.getpid()}-{time.time_ns()}"
+os.environ["SPMDLAB_TEST_SESSION"] = SESSION_MARK
+
+
+def marked_processes() -> list[str]:
+    found = []
+    needle = f"SPMDLAB_TEST_SESSION={SESSION_MARK}".encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if needle not in f.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{entry}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    continue
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                args = f.read().replace(b"\0", b" ").decode(errors="replace")
+            found.append(f"{entry}: {args}")
+        except OSError:
+            continue
+    return found
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_orphans_after_module():
+    """After each test module (its pools closed), no process it started may remain."""
+    yield
+    import spmdlab.pool
+
+    for pool in list(spmdlab.pool._live_pools):
+        pool.close()
+    deadline = time.monotonic() + 5
+    while marked_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert marked_processes() == []
 
 
 def pool_processes(pool) -> list[int]:

@@ -212,3 +212,17 @@ with spmd():
 print("N", n[1], gcp().numlabs)
 """)
     assert "N 3 3" in result.stdout, result.stderr
+
+
+def test_parpool_context_manager_gcp_and_tcp():
+    with spmdlab.parpool(2, host="127.0.0.1") as pool:
+        assert spmdlab.gcp() is pool and pool.NumWorkers == 2
+        with spmd():
+            v = labindex()
+        assert list(v) == [1, 2]
+    assert pool.state == "closed"
+    assert spmdlab.gcp(create=False) is None
+    with pytest.raises(ValueError, match="positive whole number"):
+        spmdlab.parpool(0)
+    with pytest.raises(TypeError, match="unknown pool option 'bogus'"):
+        spmdlab.parpool(2, bogus=1)
