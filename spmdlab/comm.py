@@ -40,7 +40,13 @@ def init() -> tuple[int, int]:
 
 
 def renew() -> None:
-    """Replace the pool communicator after an aborted block. Collective over all labs."""
+    """Replace the pool communicator after an aborted block. Collective over all labs,
+    so the client sends every block to every lab.
+
+    A blocking ``Dup``: MPICH's ``Idup`` here can complete on some labs and never on
+    another while schedules of the aborted block's nonblocking collectives are still
+    pending (seen with an abandoned ``Iallreduce``). Every lab gets here (the client
+    sends each block to all labs and waits for all replies first), so it cannot hang."""
     global _current
     _graveyard.append(_current)
     _graveyard.extend(_subcomms.values())

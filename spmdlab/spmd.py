@@ -132,7 +132,7 @@ class spmd:
         outputs = {name: pool.new_key() for name in body.writes}
         block = Block(epoch=0, source=body.source, filename=body.filename, firstlineno=body.firstlineno,
                       inputs=inputs, outputs=outputs, nlabs=nlabs if nlabs < pool.numlabs else 0)
-        replies = pool.run(block, labs=list(range(1, nlabs + 1)), timeout=self.timeout)
+        replies = pool.run(block, timeout=self.timeout)
         results = {}
         for name, key in outputs.items():
             summaries = {lab: r[2]["summaries"][name] for lab, r in replies.items()
@@ -187,7 +187,7 @@ def spmd_run(fn: Callable, *args: Any, n: int | None = None, pool=None, timeout:
     key = pool.new_key()
     block = Block(epoch=0, source=f"ans = __spmd_fn({', '.join(call)})\n", filename="<spmd_run>",
                   inputs=inputs, outputs={"ans": key}, nlabs=nlabs if nlabs < pool.numlabs else 0)
-    replies = pool.run(block, labs=list(range(1, nlabs + 1)), timeout=timeout)
+    replies = pool.run(block, timeout=timeout)
     summaries = {lab: r[2]["summaries"]["ans"] for lab, r in replies.items() if r[2] and "ans" in r[2]["summaries"]}
     return _output_value(pool, key, summaries, nlabs)
 

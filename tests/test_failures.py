@@ -181,3 +181,15 @@ def test_killed_client_leaves_no_process():
         alive = [p for p in pids if os.path.exists(f"/proc/{p}")
                  and open(f"/proc/{p}/stat").read().split()[2] != "Z"]
     assert alive == []
+
+
+def test_subset_block_after_an_error_does_not_hang(pool4):
+    """The communicator renewal after an error is collective over all labs, even when
+    the next block runs on labs 1..2 only."""
+    with pytest.raises(SpmdError):
+        with spmd(pool=pool4):
+            raise ValueError("x")
+    with spmd(2, pool=pool4, timeout=10):
+        pair = gplus(1)
+    assert pair[1] == 2
+    still_works(pool4)
