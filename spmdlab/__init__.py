@@ -24,3 +24,15 @@ __all__ = [
     "spmdPlus", "spmdProbe", "spmdReceive", "spmdReduce", "spmdSend", "spmdSendReceive", "Pool", "gcp",
     "parpool", "labindex", "numlabs", "spmdIndex", "spmdSize", "spmd", "spmd_run",
 ]
+
+# Codistributed (lab side) and distributed (client side) arrays.
+from .codistributor import codistributor, codistributor1d, codistributor2dbc  # noqa: E402
+from .codistributed import (codistributed, gather, getCodistributor, getLocalPart,  # noqa: E402
+                            globalIndices, iscodistributed, redistribute)
+from .distributed import distributed, isdistributed  # noqa: E402
+
+__all__ += [
+    "codistributor", "codistributor1d", "codistributor2dbc", "codistributed", "gather",
+    "getCodistributor", "getLocalPart", "globalIndices", "iscodistributed", "redistribute",
+    "distributed", "isdistributed",
+]

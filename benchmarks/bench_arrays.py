@@ -1,0 +1,310 @@
+"""Distributed-array timings against raw transports and plain numpy, in the same run
+(issue 3, item 8).
+
+    python benchmarks/bench_arrays.py [--labs 4] [--mb 80] [--repeat 5]
+
+Rows (medians of --repeat runs):
+- ``distributed(X)`` of an 80 MB float64 array (default layout: column blocks, which the
+  client must copy out, and row blocks, which are contiguous views) against the raw
+  floor: the same bytes, pre-cut contiguous, written straight into the same sockets to
+  a bare receive loop on each lab;
+- ``gather(D)`` at the client against the same bytes read straight from those sockets
+  into a new array (gather returns a new array; the floor into a reused one is shown too);
+- ``redistribute`` 1d (columns) -> 2dbc of 80 MB inside spmd against a raw mpi4py
+  ``Alltoallv`` of the same byte counts on the same communicator;
+- ``D * 2 + 1`` and ``D.sum()`` at 1e7 elements against numpy on the local part alone
+  (needs the numpy operations of codist_ops; "n/a" without them);
+- ``D @ E`` with 2dbc at 2000 x 2000 against single-process numpy with one BLAS thread.
+
+Targets (issue 3): transfers >= 0.5x raw throughput, elementwise overhead <= 10%.
+"""
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
+    os.environ[_var] = "1"  # the single-process matmul baseline uses one BLAS thread
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import struct  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import numpy as np  # noqa: E402
+
+import spmdlab  # noqa: E402
+from spmdlab import (codistributed, codistributor1d, codistributor2dbc, distributed, gather,  # noqa: E402
+                     getCodistributor, getLocalPart, labindex, redistribute, spmd)
+from spmdlab.codist_ops import CodistOps  # noqa: E402
+from spmdlab.protocol import Block  # noqa: E402
+
+HAVE_OPS = hasattr(CodistOps, "__add__") and hasattr(CodistOps, "sum")
+
+
+def median(fn, repeat: int, warmup: int = 3) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+# --------------------------------------------------------------------------- raw socket floor
+RAW_LOOP = """
+import struct, sys
+_sock = sys.stdout._chan.sock   # this lab's socket to the client
+_buf = None
+while True:
+    _head = bytearray(9)
+    _v = memoryview(_head); _got = 0
+    while _got < 9:
+        _got += _sock.recv_into(_v[_got:])
+    _op, _n = _head[0], struct.unpack("!Q", bytes(_head[1:]))[0]
+    if _op == 0:        # stop
+        break
+    if _op == 1:        # receive n bytes, acknowledge
+        _buf = bytearray(_n)
+        _v = memoryview(_buf); _got = 0
+        while _got < _n:
+            _got += _sock.recv_into(_v[_got:], min(_n - _got, 1 << 24))
+        _sock.sendall(b"k")
+    elif _op == 2:      # send back what was received
+        _sock.sendall(_buf)
+"""
+
+
+class RawSockets:
+    """A bare byte pipe over the pool's own lab sockets (the transport floor)."""
+
+    def __init__(self, pool):
+        from spmdlab import protocol
+
+        self.pool = pool
+        self.socks = [pool.main[lab].sock for lab in range(1, pool.numlabs + 1)]
+        block = Block(epoch=next(pool._epochs), source=RAW_LOOP, filename="<raw>")
+        frames = protocol.dumps(("exec", block), user=True)
+        for lab in range(1, pool.numlabs + 1):
+            pool.main[lab].send_frames(frames)
+
+    def scatter(self, parts) -> None:
+        for sock, part in zip(self.socks, parts):
+            sock.sendall(b"\x01" + struct.pack("!Q", part.nbytes))
+            sock.sendall(memoryview(part).cast("B"))
+        for sock in self.socks:
+            assert sock.recv(1) == b"k"
+
+    def gather(self, out: np.ndarray, sizes) -> None:
+        view = memoryview(out).cast("B")
+        for sock in self.socks:
+            sock.sendall(b"\x02" + struct.pack("!Q", 0))
+        offset = 0
+        for sock, size in zip(self.socks, sizes):
+            end = offset + size
+            while offset < end:
+                offset += sock.recv_into(view[offset:end], min(end - offset, 1 << 24))
+
+    def close(self) -> None:
+        for sock in self.socks:
+            sock.sendall(b"\x00" + struct.pack("!Q", 0))
+        for lab in range(1, self.pool.numlabs + 1):
+            while self.pool.main[lab].recv()[0] != "done":
+                pass
+
+
+def transfers(pool, mb: int, repeat: int) -> list:
+    n = pool.numlabs
+    cols = 1000
+    rows = mb * 1_000_000 // 8 // cols
+    X = np.random.default_rng(0).random((rows, cols))
+    nbytes = X.nbytes
+    results = []
+    for label, codist in [("columns, default", None), ("rows", codistributor1d(1))]:
+        holder = {}
+
+        def scatter():
+            holder.pop("D", None)
+            holder["D"] = distributed(X, codist, pool=pool)
+
+        t_scatter = median(scatter, repeat)
+        D = holder["D"]
+        t_gather = median(lambda: gather(D), repeat)
+        assert np.array_equal(gather(D), X)
+        results.append((label, t_scatter, t_gather))
+        del holder, D
+    raw = RawSockets(pool)
+    parts = np.array_split(X.reshape(-1), n)  # contiguous, already cut
+    t_raw_scatter = median(lambda: raw.scatter(parts), repeat)
+    sizes = [p.nbytes for p in parts]
+    out = np.empty_like(X)
+    t_raw_reused = median(lambda: raw.gather(out, sizes), repeat)
+    assert np.array_equal(out, X)
+    # gather returns a new array, so the like-for-like floor receives into a new one too
+    t_raw_gather = median(lambda: raw.gather(np.empty_like(X), sizes), repeat)
+    raw.close()
+    rows_out = []
+    for label, t_scatter, t_gather in results:
+        rows_out.append((f"distributed(X) {mb} MB ({label})", t_scatter, f"raw socket scatter", t_raw_scatter,
+                         nbytes))
+        rows_out.append((f"gather(D) {mb} MB ({label})", t_gather, "raw socket gather into a new array",
+                         t_raw_gather, nbytes))
+    rows_out.append((f"  (raw socket gather into a reused array: {t_raw_reused * 1e3:.1f} ms)", None, "", 0, 0))
+    return rows_out
+
+
+def redistribute_vs_alltoallv(pool, mb: int, repeat: int):
+    cols = 1000
+    rows = mb * 1_000_000 // 8 // cols
+    with spmd(pool=pool):
+        import time as _time
+
+        from spmdlab import comm as _comm
+        from spmdlab.codistributor import transfer_plan as _plan
+
+        _c = _comm.block()
+        _D = codistributed.rand(rows, cols, codist=codistributor1d(2), seed=1)
+        _target = codistributor2dbc()
+        _ours, _raw = [], []
+        for _i in range(repeat + 1):
+            _c.Barrier()
+            _t = _time.perf_counter()
+            _E = redistribute(_D, _target)
+            _c.Barrier()
+            _ours.append(_time.perf_counter() - _t)
+            del _E
+        _me, _n = _c.Get_rank() + 1, _c.Get_size()
+        _p = _plan(getCodistributor(_D), _target, _n, (rows, cols), lab=_me)
+        _sc = np.array([t.size * 8 for t in _p[_me - 1]], dtype=np.int64)
+        _rc = np.array([_p[s][_me - 1].size * 8 for s in range(_n)], dtype=np.int64)
+        _sb = np.ones(int(_sc.sum()), dtype=np.uint8)
+        _rb = np.empty(int(_rc.sum()), dtype=np.uint8)
+        for _i in range(repeat + 1):
+            _c.Barrier()
+            _t = _time.perf_counter()
+            _c.Alltoallv([_sb, _sc], [_rb, _rc])
+            _c.Barrier()
+            _raw.append(_time.perf_counter() - _t)
+        times = (sorted(_ours[1:])[len(_ours[1:]) // 2], sorted(_raw[1:])[len(_raw[1:]) // 2])
+        total = int(_c.allreduce(int(_sc.sum())))
+    t_ours, t_raw = times[1]
+    return t_ours, t_raw, total[1]
+
+
+def elementwise(pool, repeat: int):
+    if not HAVE_OPS:
+        return None
+    with spmd(pool=pool):
+        import time as _time
+
+        from spmdlab import comm as _comm
+
+        _c = _comm.block()
+        _D = codistributed.rand((10 ** 7,), seed=2)
+        _L = getLocalPart(_D)
+
+        def _med(_f):
+            _f()
+            _ts = []
+            for _ in range(repeat):
+                _c.Barrier()
+                _t = _time.perf_counter()
+                _f()
+                _ts.append(_time.perf_counter() - _t)
+            return sorted(_ts)[len(_ts) // 2]
+
+        times = (_med(lambda: _D * 2 + 1), _med(lambda: _L * 2 + 1),
+                 _med(lambda: _D.sum()), _med(lambda: _L.sum()))
+        check = float(_D.sum())
+    return times[1]
+
+
+def matmul(pool, repeat: int, size: int = 2000):
+    A = np.random.default_rng(3).random((size, size))
+    B = np.random.default_rng(4).random((size, size))
+    t_numpy = median(lambda: A @ B, max(1, repeat // 2))
+    if not HAVE_OPS or not hasattr(CodistOps, "__matmul__"):
+        return None, t_numpy
+    with spmd(pool=pool):
+        import time as _time
+
+        from spmdlab import comm as _comm
+
+        _c = _comm.block()
+        _D = codistributed(A, codistributor2dbc())
+        _E = codistributed(B, codistributor2dbc())
+        _F = _D @ _E
+        _ts = []
+        for _ in range(max(1, repeat // 2)):
+            _c.Barrier()
+            _t = _time.perf_counter()
+            _F = _D @ _E
+            _c.Barrier()
+            _ts.append(_time.perf_counter() - _t)
+        t_ours = sorted(_ts)[len(_ts) // 2]
+        _G = gather(_F, 1)  # a collective: every lab calls it
+        ok = bool(np.allclose(_G, A @ B)) if labindex() == 1 else True
+        del _G
+    assert ok[1], "D @ E differs from numpy"
+    return t_ours[1], t_numpy
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--labs", type=int, default=4)
+    parser.add_argument("--mb", type=int, default=80)
+    parser.add_argument("--repeat", type=int, default=9)
+    args = parser.parse_args()
+    pool = spmdlab.parpool(args.labs)
+    rows = []
+
+    def add(op, ours, base_label, base, nbytes=None, kind="throughput"):
+        if ours is None and not base_label:
+            rows.append((op, "", "", ""))
+            return
+        if ours is None:
+            rows.append((op, "n/a", f"{base_label} {base * 1e3:.1f} ms", "n/a"))
+            return
+        if nbytes:
+            ours_txt = f"{ours * 1e3:.1f} ms ({nbytes / ours / 1e9:.2f} GB/s)"
+            base_txt = f"{base_label} {base * 1e3:.1f} ms ({nbytes / base / 1e9:.2f} GB/s)"
+        else:
+            ours_txt, base_txt = f"{ours * 1e3:.2f} ms", f"{base_label} {base * 1e3:.2f} ms"
+        if kind == "throughput":
+            ratio = f"{base / ours:.2f}x raw throughput"
+        elif kind == "overhead":
+            ratio = f"{(ours / base - 1) * 100:+.0f}% overhead"
+        else:
+            ratio = f"{base / ours:.2f}x speed-up"
+        rows.append((op, ours_txt, base_txt, ratio))
+
+    for op, ours, label, base, nbytes in transfers(pool, args.mb, args.repeat):
+        add(op, ours, label, base, nbytes)
+    t_ours, t_raw, total = redistribute_vs_alltoallv(pool, args.mb, args.repeat)
+    add(f"redistribute 1d->2dbc {args.mb} MB ({total / 1e6:.0f} MB move)", t_ours, "raw Alltoallv", t_raw, total)
+    ew = elementwise(pool, args.repeat * 2)
+    if ew is None:
+        rows.append(("D * 2 + 1, 1e7 elements", "n/a", "numpy on the local part", "n/a (no codist_ops)"))
+        rows.append(("D.sum(), 1e7 elements", "n/a", "numpy on the local part", "n/a (no codist_ops)"))
+    else:
+        add("D * 2 + 1, 1e7 elements", ew[0], "numpy on the local part", ew[1], kind="overhead")
+        add("D.sum(), 1e7 elements", ew[2], "numpy on the local part", ew[3], kind="overhead")
+    t_mm, t_np = matmul(pool, args.repeat)
+    add("D @ E 2dbc, 2000 x 2000", t_mm, "numpy, 1 process, 1 BLAS thread", t_np, kind="speedup")
+    pool.close()
+
+    header = ("operation", f"spmdlab ({args.labs} labs)", "baseline, same run", "ratio")
+    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(4)]
+    print(" | ".join(h.ljust(w) for h, w in zip(header, widths)))
+    print("-|-".join("-" * w for w in widths))
+    for row in rows:
+        print(" | ".join(str(c).ljust(w) for c, w in zip(row, widths)))
+    print(f"\n{os.cpu_count()} CPU cores; labs run with one BLAS thread each.")
+
+
+if __name__ == "__main__":
+    main()

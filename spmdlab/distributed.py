@@ -1,0 +1,556 @@
+"""``distributed``: the client's handle to an array whose parts live on the labs (DESIGN §3).
+
+``distributed(X)`` scatters a client array over the current pool, streaming each lab only
+its own part (one ``set`` request per lab, the part pickled when that lab's message is
+sent, out of band: never a full copy per lab). On the labs the value is a
+``codistributed`` array, so a ``distributed`` used in ``spmd`` *is* the codistributed
+array there, and a codistributed array assigned in ``spmd`` comes back as a
+``distributed``. ``gather(D)`` fetches the parts (one ``call`` per lab) and assembles them.
+
+numpy operations on a ``distributed`` (arithmetic, comparisons, ufuncs, numpy functions,
+reductions, indexing) run on the labs: a small block applies the same operation to the
+codistributed arrays there and the result comes back as a new ``distributed`` (or, when
+the labs' result is not codistributed, e.g. a full reduction, as lab 1's value).
+Lab storage is freed when the client drops its last reference.
+"""
+from __future__ import annotations
+
+import math
+import operator
+import weakref
+from typing import Any, Optional
+
+import numpy as np
+
+from .codistributed import (_check_codist_arg, _check_dtype, _codist_numlabs, _complete, _copy_region,
+                            _rebuild, _take, codistributed)
+from .errors import SpmdError, lab_ranges
+from .protocol import Block
+
+__all__ = ["distributed", "isdistributed"]
+
+
+# --------------------------------------------------------------------------- lab-side helpers
+# Module-level so that pickle sends them by name; they run on the labs.
+
+class _Ref:
+    """Placeholder for the i-th distributed argument of an operation run on the labs."""
+
+    __slots__ = ("i",)
+
+    def __init__(self, i: int):
+        self.i = i
+
+    def __reduce__(self):
+        return (_Ref, (self.i,))
+
+
+def _fill(x: Any, values: list) -> Any:
+    if type(x) is _Ref:
+        return values[x.i]
+    if type(x) in (list, tuple):
+        return type(x)(_fill(v, values) for v in x)
+    if type(x) is dict:
+        return {k: _fill(v, values) for k, v in x.items()}
+    if type(x) is slice:
+        return slice(_fill(x.start, values), _fill(x.stop, values), _fill(x.step, values))
+    return x
+
+
+def _lab_apply(fn, args: tuple, kwargs: dict, values: list) -> Any:
+    """On a lab: ``fn(*args, **kwargs)`` with the placeholders replaced by the arrays."""
+    return fn(*_fill(args, values), **_fill(kwargs, values))
+
+
+def _call_method(obj, name: str, *args, **kwargs):
+    return getattr(obj, name)(*args, **kwargs)
+
+
+def _get_attr(obj, name: str):
+    return getattr(obj, name)
+
+
+def _ufunc_method(ufunc, method: str, *args, **kwargs):
+    return getattr(ufunc, method)(*args, **kwargs)
+
+
+def _construct(name: str, args: tuple, kwargs: dict):
+    return getattr(codistributed, name)(*args, **kwargs)
+
+
+def _to_codistributed(value, codist):
+    """``distributed(D, codist)`` on the labs: a copy, or a redistribution."""
+    from .codistributed import redistribute
+
+    return value.copy() if codist is None else redistribute(value, codist)
+
+
+_GATHER_CHUNK = 8 << 20
+
+
+def _local_rows(value, key, lo: int, hi: int):
+    """``call`` handler: rows lo:hi of this lab's local part (a view: sent without a copy)."""
+    if not isinstance(value, codistributed):
+        raise SpmdError(f"the distributed array's data (key {key}) is gone from this lab")
+    return np.ascontiguousarray(value._local[lo:hi])
+
+
+class _SendPart:
+    """One lab's part of a client array, cut out only when its message is pickled, so
+    the client holds at most one part's copy at a time while scattering."""
+
+    __slots__ = ("X", "index", "codist")
+
+    def __init__(self, X: np.ndarray, index: tuple, codist):
+        self.X, self.index, self.codist = X, index, codist
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (np.ascontiguousarray(_take(self.X, self.index)), self.codist))
+
+
+def _flush_frees(pool) -> None:
+    """Free the lab values the client dropped before storing a new array.
+
+    The pool sends pending frees only with blocks, not with ``request_many``; without
+    this, a loop of ``distributed(X)`` would keep every dropped array on the labs."""
+    if getattr(pool, "_frees", None):
+        pool.run(Block(epoch=0, source="", filename="<free>"))
+
+
+# --------------------------------------------------------------------------- running on the labs
+def _encode(x: Any, refs: list) -> Any:
+    if isinstance(x, distributed):
+        for i, d in enumerate(refs):
+            if d is x:
+                return _Ref(i)
+        refs.append(x)
+        return _Ref(len(refs) - 1)
+    if type(x) in (list, tuple):
+        return type(x)(_encode(v, refs) for v in x)
+    if type(x) is dict:
+        return {k: _encode(v, refs) for k, v in x.items()}
+    if type(x) is slice:
+        return slice(_encode(x.start, refs), _encode(x.stop, refs), _encode(x.step, refs))
+    if getattr(type(x), "_spmdlab_input", None) is not None:
+        raise TypeError(f"a {type(x).__name__} cannot be combined with a distributed array at "
+                        "the client; use both inside spmd")
+    return x
+
+
+_MAX_TUPLE = 8
+
+
+def _run(fn, args: tuple = (), kwargs: Optional[dict] = None, *, pool=None, nlabs: Optional[int] = None,
+         nout: int = 1, tuples: bool = False):
+    """Run ``fn(*args, **kwargs)`` on the labs, with every ``distributed`` in the
+    arguments replaced by its codistributed array there. Codistributed results come back
+    as ``distributed``, other results as lab 1's value. ``nout > 1``: ``fn`` returns that
+    many values; ``tuples``: a tuple result (up to 8 items) is split the same way."""
+    refs: list = []
+    targs = _encode(tuple(args), refs)
+    tkw = _encode(dict(kwargs or {}), refs)
+    if pool is None:
+        if refs:
+            pool = refs[0]._pool
+        else:
+            from .pool import gcp
+
+            pool = gcp()
+    for d in refs:
+        d._check_pool(pool)
+    if nlabs is None:
+        nlabs = refs[0]._nlabs if refs else pool.numlabs
+    for d in refs:
+        if d._nlabs != nlabs:
+            raise ValueError(f"distributed arrays on different numbers of labs ({d._nlabs} and "
+                             f"{nlabs}) cannot be combined")
+    inputs = {"__fn": ("val", fn), "__args": ("val", targs), "__kw": ("val", tkw)}
+    names = []
+    for i, d in enumerate(refs):
+        inputs[f"__d{i}"] = ("ref", d._key)
+        names.append(f"__d{i}")
+    call = f"__apply(__fn, __args, __kw, [{', '.join(names)}])"
+    lines = ["from spmdlab.distributed import _lab_apply as __apply"]
+    if nout > 1:
+        outs = [f"R{i}" for i in range(nout)]
+        lines.append(f"{', '.join(outs)} = {call}")
+    else:
+        outs = ["R"]
+        lines.append(f"R = {call}")
+        if tuples:
+            outs += [f"R{i}" for i in range(_MAX_TUPLE)]
+            lines += ["if type(R) is tuple and len(R) <= %d:" % _MAX_TUPLE,
+                      "    for __i, __v in enumerate(R):",
+                      "        globals()['R%d' % __i] = __v",
+                      "    R = ('__tuple__', len(R))"]
+    keys = {name: pool.new_key() for name in outs}
+    block = Block(epoch=0, source="\n".join(lines) + "\n", filename="<distributed>", inputs=inputs,
+                  outputs=keys, nlabs=nlabs if nlabs < pool.numlabs else 0)
+    replies = pool.run(block)  # every lab gets every block; labs beyond nlabs sit it out
+    results = {}
+    for name, key in keys.items():
+        summaries = {lab: r[2]["summaries"][name] for lab, r in replies.items()
+                     if r[2] and name in r[2]["summaries"]}
+        results[name] = _result(pool, key, summaries, nlabs)
+    if nout > 1:
+        return tuple(results[f"R{i}"] for i in range(nout))
+    value = results["R"]
+    if tuples and type(value) is tuple and len(value) == 2 and value[0] == "__tuple__":
+        return tuple(results[f"R{i}"] for i in range(value[1]))
+    return value
+
+
+def _result(pool, key: int, summaries: dict, nlabs: int) -> Any:
+    if not summaries:
+        pool.free_later(key, pool.generation)
+        return None
+    if len(summaries) == nlabs and all(s[0] == "codist" for s in summaries.values()):
+        return distributed._from_labs(pool, key, summaries[1])
+    try:
+        first = summaries.get(1)
+        if first == ("scalar", "NoneType", "None"):
+            return None
+        reply = pool.request(1, ("get", key))
+        return reply[1] if reply[0] == "value" else None
+    finally:
+        pool.free_later(key, pool.generation)
+
+
+# --------------------------------------------------------------------------- the class
+def _binary(op):
+    def method(self, other):
+        return _run(op, (self, other))
+
+    method.__name__ = f"__{op.__name__.strip('_')}__"
+    return method
+
+
+def _reflected(op):
+    def method(self, other):
+        return _run(op, (other, self))
+
+    method.__name__ = f"__r{op.__name__.strip('_')}__"
+    return method
+
+
+def _unary(op):
+    def method(self):
+        return _run(op, (self,))
+
+    method.__name__ = f"__{op.__name__.strip('_')}__"
+    return method
+
+
+def _forward(name: str, doc: str = ""):
+    def method(self, *args, **kwargs):
+        return _run(_call_method, (self, name, *args), kwargs, tuples=name == "nonzero")
+
+    method.__name__ = name
+    method.__doc__ = doc or f"``D.{name}(...)`` computed on the labs (as numpy's ``{name}``)."
+    return method
+
+
+class distributed:
+    """A client handle to an array distributed over the labs of a pool.
+
+    ``distributed(X)`` scatters the numpy array ``X`` over the current pool with the
+    default codistributor (or ``codist=``), each lab receiving only its part.
+    ``distributed.zeros/ones/rand/randn/eye/...`` build one on the labs. ``gather(D)``
+    returns the numpy array. numpy operations run on the labs.
+
+    >>> D = distributed(np.arange(12.0).reshape(3, 4))      # doctest: +SKIP
+    >>> gather(D * 2).sum()
+    132.0
+    """
+
+    __array_priority__ = 30.0
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, X: Any, codist=None, *, pool=None):
+        from .pool import gcp
+
+        _check_codist_arg(codist, "distributed(X)")
+        if isinstance(X, distributed):
+            other = _run(_to_codistributed, (X, codist))
+            self._bind(other._pool, other._key, other._shape, other._dtype, other._codist)
+            other._finalizer.detach()
+            return
+        if isinstance(X, codistributed):
+            raise TypeError("distributed(X) takes a client array; a codistributed array lives on "
+                            "the labs (assign it in spmd to get a distributed)")
+        if getattr(type(X), "_spmdlab_input", None) is not None:
+            raise TypeError(f"distributed(X) takes an array, not a {type(X).__name__}")
+        pool = pool if pool is not None else gcp()
+        pool.ensure_running()
+        X = np.asarray(X)
+        error = _check_dtype(X.dtype)
+        if error:
+            raise TypeError(f"distributed(X): {error}")
+        n = pool.numlabs
+        target = _complete(codist, X.shape, n)
+        _flush_frees(pool)
+        key = pool.new_key()
+        messages = {lab: ("set", key, _SendPart(X, target.localIndices(lab, n), target))
+                    for lab in range(1, n + 1)}
+        try:
+            pool.request_many(messages)
+        except BaseException:
+            pool.free_later(key, pool.generation)
+            raise
+        self._bind(pool, key, X.shape, X.dtype, target)
+
+    def _bind(self, pool, key: int, shape, dtype, codist) -> None:
+        self._pool = pool
+        self._key = key
+        self._shape = tuple(shape)
+        self._dtype = np.dtype(dtype)
+        self._codist = codist
+        self._nlabs = _codist_numlabs(codist)
+        self._generation = pool.generation
+        self._finalizer = weakref.finalize(self, pool.free_later, key, self._generation)
+
+    @classmethod
+    def _from_labs(cls, pool, key: int, summary: tuple) -> "distributed":
+        """The handle for a codistributed array stored under ``key`` on the labs."""
+        self = cls.__new__(cls)
+        if len(summary) > 4 and summary[4] is not None:
+            codist = summary[4]
+        else:
+            codist = pool.request(1, ("call", _get_attr, key, ("_codist",), {}))[1]
+        self._bind(pool, key, summary[1], summary[2], codist)
+        return self
+
+    # ---- checks ----------------------------------------------------------------------
+    def _live_pool(self):
+        pool = self._pool
+        if pool.state == "closed" or pool.generation != self._generation:
+            raise SpmdError("this distributed array's data was lost: the pool that held it stopped")
+        return pool
+
+    def _check_pool(self, pool) -> None:
+        if pool is not self._pool:
+            raise ValueError("a distributed array can only be used on the pool that holds it")
+        self._live_pool()
+
+    def _spmdlab_input(self, pool) -> tuple:
+        """How this value enters an spmd block: each lab's codistributed array."""
+        self._check_pool(pool)
+        return ("ref", self._key)
+
+    # ---- reading ---------------------------------------------------------------------
+    def _spmdlab_gather(self) -> np.ndarray:
+        """Fetch the parts and assemble them. Large parts come in rounds of row slices of
+        at most ``_GATHER_CHUNK`` bytes per lab, each copied into place at once: the client
+        never holds all parts besides the result, and the receive buffers stay small
+        enough to be reused by the allocator instead of being faulted in afresh."""
+        pool = self._live_pool()
+        n, codist = self._nlabs, self._codist
+        out = np.empty(self._shape, dtype=self._dtype)
+        if out.size == 0:
+            return out
+        index = [codist.localIndices(lab, n) for lab in range(1, n + 1)]
+        shapes = [tuple(len(ix) for ix in idx) for idx in index]
+        item = self._dtype.itemsize
+        step = [max(1, _GATHER_CHUNK // max(1, math.prod(s[1:]) * item)) for s in shapes]
+        pos = [0] * n
+        while True:
+            messages = {}
+            for k in range(n):
+                if math.prod(shapes[k]) and pos[k] < shapes[k][0]:
+                    hi = min(shapes[k][0], pos[k] + step[k])
+                    messages[k + 1] = ("call", _local_rows, self._key, (self._key, pos[k], hi), {})
+            if not messages:
+                return out
+            replies = pool.request_many(messages)
+            for lab, reply in replies.items():
+                k, part = lab - 1, reply[1]
+                lo, hi = pos[k], pos[k] + part.shape[0]
+                _copy_region(out, (index[k][0][lo:hi],) + tuple(index[k][1:]), part, [None] * out.ndim)
+                pos[k] = hi
+            del replies, reply, part  # free this round's buffers before the next arrives
+
+    def gather(self) -> np.ndarray:
+        """The whole array, as a numpy array at the client."""
+        return self._spmdlab_gather()
+
+    @property
+    def shape(self) -> tuple:
+        return self._shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self._shape)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self._dtype.itemsize
+
+    def __len__(self) -> int:
+        return self._shape[0]
+
+    @property
+    def codistributor(self):
+        return self._codist
+
+    def __repr__(self) -> str:
+        labs = f"lab 1" if self._nlabs == 1 else f"labs {lab_ranges(list(range(1, self._nlabs + 1)))}"
+        head = f"distributed array, shape {self._shape}, dtype {self._dtype}, on {labs}\n  {self._codist!r}"
+        if self._pool.state == "closed" or self._pool.generation != self._generation:
+            return head + "\n  (data lost: the pool stopped)"
+        if self.size <= 100 and self._pool.state == "idle":
+            try:
+                return head + "\n  " + np.array2string(self.gather(), separator=", ").replace("\n", "\n  ")
+            except Exception:  # a repr must not fail
+                pass
+        return head
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError("the truth value of a distributed array with more than one element "
+                             "is ambiguous; use any() or all()")
+        return bool(self.gather().reshape(()))
+
+    def __iter__(self):
+        raise TypeError("iterating over a distributed array would fetch it element by element; "
+                        "gather(D) first, or index it")
+
+    # ---- numpy ---------------------------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        out = kwargs.get("out")
+        if method == "__call__":
+            result = _run(ufunc, inputs, kwargs, nout=ufunc.nout)
+        else:
+            result = _run(_ufunc_method, (ufunc, method, *inputs), kwargs)
+        if out is not None:  # the labs wrote into the out arrays; hand those back
+            outs = out if isinstance(out, tuple) else (out,)
+            if all(isinstance(o, distributed) for o in outs):
+                return outs[0] if len(outs) == 1 else outs
+        return result
+
+    def __array_function__(self, func, types, args, kwargs):
+        return _run(func, args, kwargs, tuples=True)
+
+    def __getitem__(self, index):
+        return _run(operator.getitem, (self, index))
+
+    def __setitem__(self, index, value) -> None:
+        _run(operator.setitem, (self, index, value))
+
+    @property
+    def T(self) -> "distributed":
+        """The transpose, computed on the labs."""
+        return _run(_get_attr, (self, "T"))
+
+    @property
+    def real(self) -> "distributed":
+        return _run(_get_attr, (self, "real"))
+
+    @property
+    def imag(self) -> "distributed":
+        return _run(_get_attr, (self, "imag"))
+
+    def astype(self, dtype, copy: bool = True) -> "distributed":
+        """The array converted to ``dtype`` (on the labs)."""
+        return _run(_call_method, (self, "astype", dtype), {"copy": copy})
+
+    def copy(self) -> "distributed":
+        """A copy, on the labs."""
+        return _run(_call_method, (self, "copy"))
+
+    def redistribute(self, codist) -> "distributed":
+        """The array with another layout, moved lab to lab (never through the client)."""
+        return _run(_to_codistributed, (self, codist))
+
+    # ---- constructors (built on the labs) ---------------------------------------------
+    @classmethod
+    def _construct(cls, name: str, args: tuple, kwargs: dict) -> "distributed":
+        pool = kwargs.pop("pool", None)
+        result = _run(_construct, (name, args, kwargs), pool=pool)
+        if not isinstance(result, distributed):
+            raise TypeError(f"distributed.{name} did not produce a distributed array")
+        return result
+
+    @classmethod
+    def zeros(cls, *args, **kwargs) -> "distributed":
+        """``distributed.zeros(m, n, ..., codist=, dtype=, pool=)``, built on the labs."""
+        return cls._construct("zeros", args, kwargs)
+
+    @classmethod
+    def ones(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("ones", args, kwargs)
+
+    @classmethod
+    def eye(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("eye", args, kwargs)
+
+    @classmethod
+    def rand(cls, *args, **kwargs) -> "distributed":
+        """Uniform [0, 1) values, a different stream per lab; ``seed=`` to reproduce."""
+        return cls._construct("rand", args, kwargs)
+
+    @classmethod
+    def randn(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("randn", args, kwargs)
+
+    @classmethod
+    def randi(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("randi", args, kwargs)
+
+    @classmethod
+    def inf(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("inf", args, kwargs)
+
+    @classmethod
+    def nan(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("nan", args, kwargs)
+
+    @classmethod
+    def true(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("true", args, kwargs)
+
+    @classmethod
+    def false(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("false", args, kwargs)
+
+    @classmethod
+    def colon(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("colon", args, kwargs)
+
+    @classmethod
+    def linspace(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("linspace", args, kwargs)
+
+
+for _name, _op in [("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
+                   ("truediv", operator.truediv), ("floordiv", operator.floordiv),
+                   ("mod", operator.mod), ("pow", operator.pow), ("matmul", operator.matmul),
+                   ("and", operator.and_), ("or", operator.or_), ("xor", operator.xor),
+                   ("lshift", operator.lshift), ("rshift", operator.rshift)]:
+    setattr(distributed, f"__{_name}__", _binary(_op))
+    setattr(distributed, f"__r{_name}__", _reflected(_op))
+for _name, _op in [("lt", operator.lt), ("le", operator.le), ("eq", operator.eq),
+                   ("ne", operator.ne), ("gt", operator.gt), ("ge", operator.ge)]:
+    setattr(distributed, f"__{_name}__", _binary(_op))
+for _name, _op in [("neg", operator.neg), ("pos", operator.pos), ("abs", operator.abs),
+                   ("invert", operator.invert)]:
+    setattr(distributed, f"__{_name}__", _unary(_op))
+distributed.__divmod__ = lambda self, other: _run(divmod, (self, other), nout=2)
+distributed.__rdivmod__ = lambda self, other: _run(divmod, (other, self), nout=2)
+for _name in ["sum", "prod", "min", "max", "mean", "std", "var", "any", "all", "argmax", "argmin",
+              "cumsum", "cumprod", "transpose", "reshape", "conj", "conjugate", "round", "clip",
+              "dot", "ravel", "flatten", "squeeze", "nonzero", "fill"]:
+    setattr(distributed, _name, _forward(_name))
+del _name, _op
+
+
+def isdistributed(X: Any) -> bool:
+    """True if ``X`` is a (client) distributed array."""
+    return isinstance(X, distributed)
