@@ -1,0 +1,119 @@
+"""``pmode start [N]``: the interactive parallel REPL (console script ``pmode``).
+
+In a terminal: a prompt_toolkit prompt (``P>> ``) with highlighting, history, Tab
+completion and a toolbar. With piped stdin: blocks are read as the Python REPL reads
+them and the per-lab output is printed plain, so sessions can be scripted; the exit
+status is 1 if any input failed.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+
+from . import commands, inputs
+from .commands import LAYOUTS
+from .output import Printer
+from .session import PmodeSession
+
+USAGE = """\
+pmode start [N]          open the parallel REPL on a fresh pool of N labs
+                         (default: SPMDLAB_NUM_LABS, else the number of CPUs)
+pmode help               this text
+
+options (after start): --layout stacked|grid, --stream-after SECONDS,
+                       --echo (piped input: show each input after P>>, for transcripts)"""
+
+
+def _parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="pmode", usage=USAGE, add_help=False)
+    parser.add_argument("action", nargs="?", default="start")
+    parser.add_argument("where", nargs="*", help="[local] [N]")
+    parser.add_argument("--layout", choices=LAYOUTS, default="stacked")
+    parser.add_argument("--stream-after", type=float, default=None)
+    parser.add_argument("--echo", action="store_true", help="piped input: print each input after P>> (transcripts)")
+    parser.add_argument("-h", "--help", action="store_true")
+    args = parser.parse_args(argv)
+    if args.action.isdigit():  # `pmode 4`
+        args.where.insert(0, args.action)
+        args.action = "start"
+    words = [w for w in args.where if w != "local"]  # MATLAB: pmode start local 4
+    if len(words) > 1 or (words and not words[0].isdigit()) or (words and int(words[0]) < 1):
+        parser.error(f"expected `pmode start [N]` with N a positive number of labs, got {' '.join(args.where)!r}")
+    args.n = int(words[0]) if words else None
+    return args
+
+
+def _on_signal(signum, frame) -> None:
+    raise SystemExit(128 + signum)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``pmode`` console script."""
+    args = _parse_args(sys.argv[1:] if argv is None else argv)
+    if args.help or args.action == "help":
+        print(USAGE)
+        print()
+        print(commands.HELP)
+        return 0
+    if args.action != "start":
+        print(f"pmode: unknown action {args.action!r}\n\n{USAGE}", file=sys.stderr)
+        return 2
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    color = interactive and not os.environ.get("NO_COLOR")
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _on_signal)  # run the clean-up below, so no lab is left behind
+    from spmdlab import PoolError, parpool
+
+    printer = Printer(sys.stdout, color)
+    started = time.monotonic()
+    if interactive:
+        printer.line("Starting a pool of " + (f"{args.n} labs" if args.n else "labs") + " ...", "info")
+    try:
+        pool = parpool(args.n)
+    except (PoolError, ValueError) as exc:
+        print(f"pmode: could not start the labs: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    stream_after = args.stream_after if args.stream_after is not None else (1.0 if interactive else None)
+    session = PmodeSession(pool, printer, layout=args.layout, stream_after=stream_after)
+    try:
+        session.start()
+        if interactive:
+            _interactive(session, time.monotonic() - started)
+        else:
+            _piped(session, args.echo)
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        session.close()
+    return 1 if (session.had_error and not interactive) else 0
+
+
+def _interactive(session: PmodeSession, seconds: float) -> None:
+    from . import terminal
+
+    session.printer.line(f"Connected to {session.pool.numlabs} labs in {seconds:.1f} s. Every input runs on all "
+                         "labs; `pmode help` lists the commands, Ctrl-D or `pmode exit` leaves.", "info")
+    prompt = terminal.make_prompt("P>> ", "pmode_history", complete=session.names.complete, toolbar=session.status)
+    terminal.prompt_loop(prompt, session.handle, lambda: session.finished)
+
+
+def _piped(session: PmodeSession, echo: bool = False) -> None:
+    for block in inputs.iter_blocks(sys.stdin):
+        if echo:
+            lines = block.split("\n")
+            shown = ["P>> " + lines[0]] + ["... " + line for line in lines[1:]]
+            if len(lines) > 1:
+                shown.append("...")
+            session.printer.line("\n".join(shown))
+        session.handle(block)
+        if session.finished:
+            break
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,371 @@
+"""The pmode session: what one complete input does, with no terminal involved.
+
+:class:`PmodeSession` owns the pool, the client-side namespace (for ``pmode client``,
+``lab2client`` and ``client2lab``), the layout and the completion cache. ``handle(text)``
+runs a ``pmode`` command or sends the code to every lab and prints the per-lab result
+through a :class:`~spmdlab_repl.output.Printer`.
+"""
+from __future__ import annotations
+
+import linecache
+import threading
+import traceback
+import warnings
+from typing import Any, Callable
+
+import spmdlab
+from spmdlab.errors import LabDiedError, PoolError, SpmdError, SpmdTimeoutError, labs_label
+from spmdlab.protocol import Block
+
+from . import commands, completion
+from .commands import Command, CommandError
+from .output import Collector, Printer
+
+WORKSPACE = "pmode"
+# Client-side names not imported on the labs (they start pools or hold lab handles).
+_CLIENT_ONLY = {"spmd", "spmd_run", "parpool", "gcp", "Pool", "Composite", "exist", "distributed"}
+
+
+def lab_imports() -> str:
+    """The import block run on every lab when the session (or a restarted pool) starts."""
+    names = [n for n in getattr(spmdlab, "__all__", []) if n not in _CLIENT_ONLY]
+    lines = ["import numpy as np"]
+    if names:
+        lines.append(f"from spmdlab import {', '.join(names)}")
+    return "\n".join(lines) + "\n"
+
+
+def register_source(filename: str, source: str) -> None:
+    """Put typed input into ``linecache`` so tracebacks (and ``spmd``) can show its lines."""
+    text = source if source.endswith("\n") else source + "\n"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+
+
+class PmodeSession:
+    """The state and behaviour of one pmode REPL session.
+
+    ``pool`` is an ``spmdlab.Pool`` (or a stand-in with the same methods, for tests).
+    """
+
+    def __init__(self, pool: Any, printer: Printer, layout: str = "stacked",
+                 stream_after: float | None = 1.0, complete_timeout: float = 1.0,
+                 pool_factory: Callable[[int], Any] | None = None):
+        self.pool = pool
+        self.pool_factory = pool_factory or spmdlab.parpool
+        self.printer = printer
+        self.layout = layout
+        self.stream_after = stream_after
+        self.complete_timeout = complete_timeout
+        self.client_ns: dict[str, Any] = {"__name__": "__pmode_client__", "__builtins__": __builtins__}
+        self.count = 0  # code inputs run on the labs, named <pmode-N>
+        self.client_count = 0  # `pmode client` inputs, named <pmode-client-N>
+        self.finished = False
+        self.had_error = False
+        self._generation: int | None = None
+        self._busy = threading.Lock()
+        self.names = completion.NameCache(self._fetch_names)
+
+    # ---- status -------------------------------------------------------------------
+
+    @property
+    def labs(self) -> list[int]:
+        return list(range(1, self.pool.numlabs + 1))
+
+    def status(self) -> str:
+        """One line for the toolbar: ``pool: 4 labs | idle | layout stacked``."""
+        return f" pool: {self.pool.numlabs} labs | {self.pool.state} | layout {self.layout} | pmode help"
+
+    # ---- the entry point ------------------------------------------------------------
+
+    def handle(self, text: str) -> None:
+        """Run one complete input: a ``pmode`` command or Python code for the labs."""
+        if not text.strip():
+            return
+        try:
+            try:
+                cmd = commands.parse(text, self.pool.numlabs)
+            except CommandError as exc:
+                self.had_error = True
+                self.printer.line(str(exc), "error")
+                return
+            if cmd is not None:
+                self.command(cmd)
+            else:
+                self.run_code(text)
+        except KeyboardInterrupt:
+            self.printer.line("KeyboardInterrupt", "error")
+        finally:
+            self.names.clear()
+
+    def command(self, cmd: Command) -> None:
+        getattr(self, f"cmd_{cmd.name}")(cmd)
+
+    # ---- running code on the labs -----------------------------------------------------
+
+    def start(self) -> None:
+        """Prepare the lab workspace (imports) before the first input."""
+        with self._busy:
+            try:
+                self._prepare()
+            except SpmdError as exc:
+                self.printer.line(f"Setting up the labs failed: {exc}", "error")
+
+    def _prepare(self, quiet: bool = False) -> None:
+        """Restart a dead pool and (re)import the lab API into a fresh lab workspace.
+
+        ``quiet`` drops the library's restart warning when the caller reports it itself.
+        """
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            self.pool.ensure_running()
+        for w in caught if not quiet else []:
+            self.printer.line(f"Warning: {w.message}", "warning")
+        if self._generation != self.pool.generation:
+            src = lab_imports()
+            register_source("<pmode-init>", src)
+            self.pool.run(Block(epoch=0, source=src, filename="<pmode-init>", workspace=WORKSPACE),
+                          sink=lambda lab, stream, text: None)
+            self._generation = self.pool.generation
+
+    def run_block(self, block: Block, collector: Collector | None) -> dict[int, tuple] | None:
+        """Run ``block`` on all labs, reporting errors, interrupts and lab deaths.
+
+        Returns the replies, or None when the block did not complete (already reported).
+        """
+        sink = collector.sink if collector else (lambda lab, stream, text: None)
+        with self._busy:
+            try:
+                self._prepare()
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    try:
+                        return self.pool.run(block, sink=sink)
+                    finally:
+                        for w in caught:
+                            self.printer.line(f"Warning: {w.message}", "warning")
+            except LabDiedError as exc:
+                self._after(collector)
+                self._lab_died(exc)
+            except SpmdTimeoutError as exc:
+                self._after(collector)
+                self.had_error = True
+                self.printer.line(str(exc), "error")
+            except PoolError as exc:  # the pool could not be (re)started
+                self._after(collector)
+                self.had_error = True
+                self.printer.line(f"{type(exc).__name__}: {exc}", "error")
+            except SpmdError as exc:
+                self.had_error = True
+                if collector is None or not exc.errors:
+                    self._after(collector)
+                    self.printer.line(str(exc), "error")
+                else:
+                    # Labs that finished before the error still show their value, when the
+                    # library hands their replies over (``SpmdError.replies``, if present).
+                    for lab, reply in sorted((getattr(exc, "replies", None) or {}).items()):
+                        self._add_echo(collector, lab, reply)
+                    for lab, err in exc.errors.items():
+                        collector.add(lab, "error", err.format())
+                    self._after(collector)
+            except KeyboardInterrupt:
+                self._after(collector)
+                self.printer.line("KeyboardInterrupt: the labs were interrupted; their variables are kept.",
+                                  "error")
+        return None
+
+    @staticmethod
+    def _after(collector: Collector | None) -> None:
+        if collector is not None:
+            collector.finish()
+
+    def _lab_died(self, exc: LabDiedError) -> None:
+        self.had_error = True
+        text = str(exc)
+        cut = text.find(". The pool is gone")  # the library's advice is about spmd; ours follows
+        self.printer.line(text[: cut + 1] if cut > 0 else text, "error")
+        self.printer.line(f"Restarting the pool with {self.pool.numlabs} labs ...", "info")
+        try:
+            self._prepare(quiet=True)
+        except (SpmdError, OSError) as again:
+            self.printer.line(f"The restart failed: {again}. Type `pmode restart` to try again.", "error")
+            return
+        self.printer.line("The pool is running again; variables on the labs were lost.", "info")
+
+    def run_code(self, source: str) -> None:
+        """Send ``source`` to every lab; show output, echoed values and errors per lab."""
+        self.count += 1
+        filename = f"<pmode-{self.count}>"
+        register_source(filename, source)
+        try:
+            compile(source, filename, "exec")
+        except (SyntaxError, ValueError, OverflowError) as exc:
+            self.had_error = True
+            self.printer.write([("error", "".join(traceback.format_exception_only(type(exc), exc)))])
+            return
+        collector = Collector(self.printer, self.labs, self.layout, self.stream_after)
+        block = Block(epoch=0, source=source, filename=filename, firstlineno=1, workspace=WORKSPACE, echo=True)
+        try:
+            replies = self.run_block(block, collector)
+        finally:
+            collector.stop()
+        if replies is None:
+            return
+        for lab, reply in sorted(replies.items()):
+            self._add_echo(collector, lab, reply)
+        collector.finish()
+
+    @staticmethod
+    def _add_echo(collector: Collector, lab: int, reply: tuple) -> None:
+        """Show the value of a trailing expression a lab returned (``None`` is not shown)."""
+        result = reply[2] if reply[0] == "done" and len(reply) > 2 and isinstance(reply[2], dict) else {}
+        if result.get("echo") is not None:
+            collector.add(lab, "echo", result["echo"])
+
+    # ---- pmode commands ---------------------------------------------------------------
+
+    def cmd_help(self, cmd: Command) -> None:
+        self.printer.line(commands.HELP)
+
+    def cmd_exit(self, cmd: Command) -> None:
+        self.finished = True
+
+    def cmd_start(self, cmd: Command) -> None:
+        self.printer.line(f"pmode is already running with {self.pool.numlabs} labs "
+                          "(`pmode restart` starts a fresh pool).", "info")
+
+    def cmd_layout(self, cmd: Command) -> None:
+        if cmd.layout:
+            self.layout = cmd.layout
+        self.printer.line(f"layout: {self.layout}", "info")
+
+    def cmd_restart(self, cmd: Command) -> None:
+        with self._busy:
+            n = self.pool.numlabs
+            self.printer.line(f"Restarting the pool with {n} labs ...", "info")
+            try:
+                self.pool.close()
+                self.pool = self.pool_factory(n)
+                self._generation = None
+                self._prepare()
+            except SpmdError as exc:
+                self.printer.line(f"The restart failed: {exc}", "error")
+                return
+        self.printer.line("The pool is running; variables on the labs were cleared.", "info")
+
+    def cmd_client(self, cmd: Command) -> None:
+        """Run a line at the client; an expression's value is printed, as the Python REPL."""
+        self.client_count += 1
+        filename = f"<pmode-client-{self.client_count}>"
+        register_source(filename, cmd.code)
+        try:
+            try:
+                code = compile(cmd.code, filename, "eval")
+                is_expr = True
+            except SyntaxError:
+                code = compile(cmd.code, filename, "exec")
+                is_expr = False
+            if is_expr:
+                value = eval(code, self.client_ns)
+                if value is not None:
+                    self.printer.line(repr(value))
+            else:
+                exec(code, self.client_ns)
+        except Exception as exc:
+            self.had_error = True
+            tb = traceback.TracebackException.from_exception(exc)
+            tb.stack = traceback.StackSummary.from_list([f for f in tb.stack if f.filename == filename])
+            self.printer.write([("error", "".join(tb.format()))])
+
+    def cmd_lab2client(self, cmd: Command) -> None:
+        lab = cmd.labs[0]
+        key = self.pool.new_key()
+        generation = self.pool.generation
+        block = Block(epoch=0, source="", filename="<pmode-lab2client>", workspace=WORKSPACE,
+                      outputs={cmd.labvar: key})
+        replies = self.run_block(block, None)
+        if replies is None:
+            return
+        try:
+            result = replies[lab][2] or {}
+            if cmd.labvar not in result.get("summaries", {}):
+                self.had_error = True
+                self.printer.line(f"lab2client: {cmd.labvar!r} is not defined on lab {lab}", "error")
+                return
+            with self._busy:
+                reply = self.pool.request(lab, ("get", key))
+            if reply[0] != "value":
+                self.had_error = True
+                self.printer.line(f"lab2client: lab {lab} no longer holds {cmd.labvar!r}", "error")
+                return
+            self.client_ns[cmd.clientvar] = reply[1]
+            self.printer.line(f"{cmd.labvar} from lab {lab} is now client variable {cmd.clientvar}.", "info")
+        except SpmdError as exc:
+            self.had_error = True
+            self.printer.line(f"lab2client failed: {exc}", "error")
+        finally:
+            self.pool.free_later(key, generation)
+
+    def cmd_client2lab(self, cmd: Command) -> None:
+        if cmd.clientvar not in self.client_ns:
+            self.had_error = True
+            self.printer.line(f"client2lab: there is no client variable {cmd.clientvar!r} "
+                              "(set one with `pmode client name = value` or lab2client)", "error")
+            return
+        value = self.client_ns[cmd.clientvar]
+        with self._busy:
+            try:
+                self._prepare()
+                key = self.pool.new_key()
+                generation = self.pool.generation
+                self.pool.request_many({lab: ("set", key, value) for lab in cmd.labs})
+            except LabDiedError as exc:
+                self._lab_died(exc)
+                return
+            except (SpmdError, KeyboardInterrupt) as exc:
+                self.had_error = True
+                self.printer.line(f"client2lab failed: {exc or type(exc).__name__}", "error")
+                return
+        tmp = "__spmdlab_client2lab"
+        source = f"if {tmp!r} in globals():\n    {cmd.labvar} = globals().pop({tmp!r})\n"
+        block = Block(epoch=0, source=source, filename="<pmode-client2lab>", workspace=WORKSPACE,
+                      inputs={tmp: ("ref", key)})
+        try:
+            if self.run_block(block, None) is not None:
+                self.printer.line(f"Client variable {cmd.clientvar} is now {cmd.labvar} on "
+                                  f"{labs_label(cmd.labs)}.", "info")
+        finally:
+            self.pool.free_later(key, generation)
+
+    # ---- completion ------------------------------------------------------------------
+
+    def _fetch_names(self, obj: str) -> list[str] | None:
+        """Ask the labs for the names of ``obj`` (the workspace if empty); lab 1's answer.
+
+        Runs on all labs (a block on a subset could meet a pending communicator renewal),
+        with a short timeout; gives None when the pool is busy or the lookup fails.
+        """
+        if self.pool.state != "idle" or not self._busy.acquire(blocking=False):
+            return None
+        try:
+            if self._generation != self.pool.generation:
+                return None
+            block = Block(epoch=0, source=completion.lab_query(obj), filename="<pmode-complete>",
+                          workspace=WORKSPACE, echo=True)
+            replies = self.pool.run(block, sink=lambda lab, stream, text: None, timeout=self.complete_timeout)
+            reply = replies.get(1)
+            return completion.parse_echo(reply[2].get("echo")) if reply and reply[2] else None
+        except (SpmdError, KeyboardInterrupt):
+            return []
+        finally:
+            self._busy.release()
+
+    # ---- the end ---------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Shut the pool down; no lab process is left."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                self.pool.close()
+            except Exception:  # a broken pool still must not keep the REPL from exiting
+                pass
