@@ -355,11 +355,14 @@ class Pool:
         Ctrl-C aborts the labs and raises KeyboardInterrupt once they stopped, or after
         ``interrupt_grace`` seconds (labs stuck in compiled code are then finished, or
         the pool restarted, before the next command). ``timeout`` aborts the labs still
-        running; ``give_up`` returns the replies received by then.
+        running and, the same grace later, gives up on those that did not stop (they get
+        an ``("aborted", epoch, "busy ...")`` reply and are drained like after Ctrl-C).
+        ``give_up`` returns the replies received by then.
         """
         replies: dict[int, tuple] = {}
         pending = {self.main[lab]: lab for lab in labs}
         deadline = time.monotonic() + timeout if timeout is not None else None
+        grace = self.settings.interrupt_grace
         aborted_for: str | None = None
         interrupted_at: float | None = None
         error_at: float | None = None
@@ -375,10 +378,15 @@ class Pool:
                     interrupted_at = now
                     aborted_for = "interrupt"
                     self._abort(set(pending.values()), epoch, "interrupt")
-                if interrupted_at is not None and now - interrupted_at > self.settings.interrupt_grace:
+                if interrupted_at is not None and now - interrupted_at > grace:
                     self._draining = (set(pending.values()), epoch, sink)
                     break
                 if give_up is not None and now > give_up:
+                    break
+                if aborted_for == "timeout" and now > deadline + grace:
+                    self._draining = (set(pending.values()), epoch, sink)
+                    for lab in pending.values():
+                        replies[lab] = ("aborted", epoch, "busy and not stopping (in compiled code?)")
                     break
                 if deadline is not None and now > deadline and aborted_for is None:
                     aborted_for = "timeout"

@@ -4,7 +4,9 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 
+import numpy as np
 import pytest
 
 import spmdlab
@@ -193,3 +195,24 @@ def test_subset_block_after_an_error_does_not_hang(pool4):
         pair = gplus(1)
     assert pair[1] == 2
     still_works(pool4)
+
+
+def test_timeout_gives_up_on_a_lab_stuck_in_compiled_code():
+    """A lab that cannot be interrupted (one long numpy call) does not hold a timed-out
+    block beyond the grace period; the next block waits for it or restarts the pool."""
+    pool = spmdlab.Pool(2)
+    try:
+        start = time.monotonic()
+        with pytest.raises(SpmdTimeoutError) as info:
+            with spmd(pool=pool, timeout=0.5):
+                if labindex() == 2:
+                    np.linalg.eigvals(np.random.default_rng(0).random((2500, 2500)))
+        assert time.monotonic() - start < 5
+        assert "lab 2: busy and not stopping (in compiled code?)" in str(info.value)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # the pool may be restarted
+            with spmd(pool=pool, timeout=60):
+                s = gplus(labindex())
+        assert s[1] == 3
+    finally:
+        pool.close()
