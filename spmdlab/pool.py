@@ -53,7 +53,7 @@ def _describe_status(code: int | None) -> str:
 def _warn(message: str) -> None:
     """Warn, pointing at the first frame outside spmdlab (the user's line)."""
     package = os.path.dirname(os.path.abspath(__file__))
-    frame, level = sys._getframe(1), 1
+    frame, level = sys._getframe(1), 2  # stacklevel 2 is our caller, frame 1 here
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, RuntimeWarning, stacklevel=level)

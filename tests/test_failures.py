@@ -111,8 +111,9 @@ def test_lab_death_is_reported_and_a_fresh_pool_follows(how, status):
     assert "the next spmd block starts a fresh pool" in str(info.value)
     assert pool.state == "dead"
     dead_pids = [old._proc.pid]
-    with pytest.warns(RuntimeWarning, match="lab variables|were lost"):
+    with pytest.warns(RuntimeWarning, match="lab variables|were lost") as caught:
         still_works(pool)
+    assert caught[0].filename == __file__  # the user's `with spmd()` line, not ours
     with pytest.raises(SpmdError, match="values were lost"):
         kept[1]
     pool.close()
