@@ -271,8 +271,7 @@ class Pool:
 
     # ---- commands --------------------------------------------------------------------
 
-    def run(self, block: Block, labs: list[int] | None = None, sink: Sink | None = None,
-            timeout: float | None = None) -> dict[int, tuple]:
+    def run(self, block: Block, sink: Sink | None = None, timeout: float | None = None) -> dict[int, tuple]:
         """Run ``block`` on labs 1..``block.nlabs`` (0: all); return every lab's reply.
 
         The block goes to every lab: labs outside ``spmd(n)`` reply ``("done", epoch,
@@ -280,10 +279,6 @@ class Pool:
         Raises SpmdError (a lab raised), SpmdTimeoutError, LabDiedError, KeyboardInterrupt.
         """
         self.ensure_running()
-        if labs is not None:
-            if list(labs) != list(range(1, len(labs) + 1)):
-                raise ValueError(f"a block runs on labs 1..k, not {labs}")
-            block.nlabs = len(labs) if len(labs) < self.numlabs else 0
         labs = list(range(1, self.numlabs + 1))
         block.epoch = next(self._epochs)
         block.renew_comm, self._renew_comm = self._renew_comm, False
