@@ -63,8 +63,8 @@ def check_equal(what: str, got, want) -> None:
     if got.shape != want.shape:
         fail(what, f"shape {got.shape}, serial numpy gives {want.shape}")
     wrong = np.argwhere(got != want)
-    check(what, len(wrong) == 0,
-          f"{len(wrong)} of {got.size} elements differ, the first at index {tuple(wrong[0]) if len(wrong) else ()}")
+    first = tuple(int(i) for i in wrong[0]) if len(wrong) else ()
+    check(what, len(wrong) == 0, f"{len(wrong)} of {got.size} elements differ, the first at index {first}")
 
 
 def check_close(what: str, got, want, rtol: float = 1e-10, atol: float = 1e-12) -> None:
@@ -73,8 +73,9 @@ def check_close(what: str, got, want, rtol: float = 1e-10, atol: float = 1e-12) 
     if got.shape != want.shape:
         fail(what, f"shape {got.shape}, serial numpy gives {want.shape}")
     err = float(np.max(np.abs(got - want))) if got.size else 0.0
-    check(f"{what} (max |difference| {err:.1e})", bool(np.allclose(got, want, rtol=rtol, atol=atol)),
-          f"max |difference| {err:.3g} is above atol={atol:g} + rtol={rtol:g} * |serial value|")
+    if not np.allclose(got, want, rtol=rtol, atol=atol):
+        fail(what, f"max |difference| {err:.3g} is above atol={atol:g} + rtol={rtol:g} * |serial value|")
+    check(f"{what} (max |difference| {err:.1e})", True)
 
 
 def report() -> None:
