@@ -28,7 +28,7 @@ import numpy as np
 from . import runtime
 from .checks import check_lab
 from .codist_ops import CodistOps
-from .codistributor import codistributor1d, codistributor2dbc, transfer_plan
+from .codistributor import codistributor1d, codistributor2dbc, sel_array, sel_len, transfer_regions
 
 __all__ = ["codistributed", "getLocalPart", "getCodistributor", "globalIndices",
            "redistribute", "gather", "iscodistributed"]
@@ -145,7 +145,9 @@ def _check_dtype(dtype: np.dtype) -> Optional[str]:
 
 
 # --------------------------------------------------------------------------- index helpers
-def _as_slice(ix: np.ndarray) -> Optional[slice]:
+def _as_slice(ix) -> Optional[slice]:
+    if isinstance(ix, slice):
+        return ix
     if ix.size == 0:
         return slice(0, 0)
     lo, hi = int(ix[0]), int(ix[-1])
@@ -154,22 +156,26 @@ def _as_slice(ix: np.ndarray) -> Optional[slice]:
     return None
 
 
-def _region(index: Sequence[np.ndarray]) -> tuple:
-    """An indexing tuple selecting the Cartesian product of per-dimension index arrays:
-    slices where the indices are contiguous (views), fancy indexing only where needed."""
-    slices = [_as_slice(np.asarray(ix)) for ix in index]
+def _region(index: Sequence) -> tuple:
+    """An indexing tuple selecting the Cartesian product of per-dimension selections
+    (slices or index arrays): slices where contiguous (views), fancy indexing only where
+    needed."""
+    slices = [_as_slice(ix if isinstance(ix, slice) else np.asarray(ix)) for ix in index]
     fancy = [k for k, s in enumerate(slices) if s is None]
     if len(fancy) <= 1:
         return tuple(s if s is not None else np.asarray(index[k]) for k, s in enumerate(slices))
-    return np.ix_(*[np.asarray(ix) for ix in index])
+    return np.ix_(*[sel_array(ix) for ix in index])
 
 
 _MAX_RUN_COMBOS = 4096
 
 
-def _joint_runs(src: np.ndarray, dst: np.ndarray) -> list:
-    """Maximal stretches where both aligned index arrays step by one:
+def _joint_runs(src, dst) -> list:
+    """Maximal stretches where both aligned index sets step by one:
     ``[(src_start, src_stop, dst_start, dst_stop), ...]``."""
+    if isinstance(src, slice) and isinstance(dst, slice):
+        return [(src.start, src.stop, dst.start, dst.stop)] if src.stop > src.start else []
+    src, dst = sel_array(src), sel_array(dst)
     if src.size == 0:
         return []
     breaks = np.flatnonzero((np.diff(src) != 1) | (np.diff(dst) != 1)) + 1
@@ -181,15 +187,15 @@ def _joint_runs(src: np.ndarray, dst: np.ndarray) -> list:
 
 def _copy_region(dst: np.ndarray, dst_index: Sequence, src: np.ndarray, src_index: Sequence) -> None:
     """``dst[np.ix_(*dst_index)] = src[np.ix_(*src_index)]`` for aligned per-dimension
-    index arrays (None: all of that dimension, in order). Copies runs of contiguous
-    indices with slices (block-cyclic layouts have few, long runs); falls back to fancy
-    indexing when there are very many short runs."""
+    selections (slices, index arrays, or None: all of that dimension, in order). Copies
+    runs of contiguous indices with slices (block-cyclic layouts have few, long runs);
+    falls back to fancy indexing when there are very many short runs."""
     runs = []
     combos = 1
     for d in range(dst.ndim):
-        si = np.arange(src.shape[d], dtype=np.int64) if src_index[d] is None else np.asarray(src_index[d])
-        di = np.arange(dst.shape[d], dtype=np.int64) if dst_index[d] is None else np.asarray(dst_index[d])
-        if si.size != di.size:
+        si = slice(0, src.shape[d]) if src_index[d] is None else src_index[d]
+        di = slice(0, dst.shape[d]) if dst_index[d] is None else dst_index[d]
+        if sel_len(si) != sel_len(di):
             raise ValueError(f"internal error: index lengths differ along dimension {d + 1}")
         r = _joint_runs(si, di)
         if not r:
@@ -203,22 +209,22 @@ def _copy_region(dst: np.ndarray, dst_index: Sequence, src: np.ndarray, src_inde
         for combo in itertools.product(*runs):
             dst[tuple(slice(c[2], c[3]) for c in combo)] = src[tuple(slice(c[0], c[1]) for c in combo)]
         return
-    full = lambda ix, n: np.arange(n, dtype=np.int64) if ix is None else np.asarray(ix)  # noqa: E731
+    full = lambda ix, n: slice(0, n) if ix is None else ix  # noqa: E731
     dst[_region([full(ix, n) for ix, n in zip(dst_index, dst.shape)])] = \
         src[_region([full(ix, n) for ix, n in zip(src_index, src.shape)])]
 
 
-def _take(a: np.ndarray, index: Sequence[np.ndarray]) -> np.ndarray:
-    """``a[np.ix_(*index)]``: a view when every index is a contiguous range, else a copy."""
-    slices = [_as_slice(np.asarray(ix)) for ix in index]
+def _take(a: np.ndarray, index: Sequence) -> np.ndarray:
+    """``a[np.ix_(*index)]``: a view when every selection is a contiguous range, else a copy."""
+    slices = [_as_slice(ix if isinstance(ix, slice) else np.asarray(ix)) for ix in index]
     if all(s is not None for s in slices):
         return a[tuple(slices)]
-    out = np.empty(tuple(len(ix) for ix in index), dtype=a.dtype)
+    out = np.empty(tuple(sel_len(ix) for ix in index), dtype=a.dtype)
     _copy_region(out, [None] * out.ndim, a, index)
     return out
 
 
-def _put(a: np.ndarray, index: Sequence[np.ndarray], value: np.ndarray) -> None:
+def _put(a: np.ndarray, index: Sequence, value: np.ndarray) -> None:
     """``a[np.ix_(*index)] = value``."""
     _copy_region(a, index, np.asarray(value), [None] * a.ndim)
 
@@ -359,7 +365,7 @@ class codistributed(CodistOps):
             _check_same_codist([i[3] for i in infos], what)
         elif error is not None:
             raise ValueError(f"{what}: {error}")
-        part = np.ascontiguousarray(_take(X, target.localIndices(lab, n)))
+        part = np.ascontiguousarray(_take(X, target.localSelection(lab, n)))
         self._local = part.copy() if np.may_share_memory(part, X) else part
         self._codist = target
 
@@ -777,7 +783,7 @@ def redistribute(D: codistributed, codist=None) -> codistributed:
     dtype = D.dtype
     local = D._local
     new = np.empty(target.localShape(lab, n), dtype=dtype)
-    plan = transfer_plan(src, target, n, lab=lab)
+    plan = transfer_regions(src, target, n, lab=lab)
     sends = plan[lab - 1]
     recvs = [plan[s][lab - 1] for s in range(n)]
     mine = sends[lab - 1]
@@ -815,7 +821,7 @@ def _assemble(shape, dtype, codist, parts) -> np.ndarray:
     for lab in range(1, n + 1):
         part = parts[lab - 1]
         if part.size:
-            _put(out, codist.localIndices(lab, n), part)
+            _put(out, codist.localSelection(lab, n), part)
     return out
 
 

@@ -18,9 +18,10 @@ from typing import Any, NamedTuple, Optional, Sequence, Tuple, Union
 import numpy as np
 
 __all__ = ["codistributor1d", "codistributor2dbc", "codistributor",
-           "Transfer", "transfer_plan"]
+           "Transfer", "transfer_plan", "transfer_regions"]
 
 IndexLike = Union[int, np.ndarray, Sequence[Any]]
+Selection = Union[slice, np.ndarray]
 _ZERO_D = "codistributor1d cannot distribute a 0-d array (use shape (1,) or (1, 1))"
 
 
@@ -153,8 +154,15 @@ class _Base:
         return tuple(c.globalIndices(d + 1, lab, numlabs) for d in range(c._ndim()))
 
     def localShape(self, lab: int, numlabs: int) -> Tuple[int, ...]:
-        """Shape of the local part stored by ``lab``."""
-        return tuple(len(ix) for ix in self.localIndices(lab, numlabs))
+        """Shape of the local part stored by ``lab`` (arithmetic, no index arrays)."""
+        raise NotImplementedError
+
+    def localSelection(self, lab: int, numlabs: int) -> Tuple[Selection, ...]:
+        """Per dimension, the global indices ``lab`` stores, in local order: a ``slice``
+        (step 1) where they are one contiguous range, else an increasing int64 array.
+        ``A[region(sel)]``-style code uses it to avoid index arrays proportional to the
+        array size (1-D layouts are all slices)."""
+        raise NotImplementedError
 
 
 # --------------------------------------------------------------------------- 1-D
@@ -302,6 +310,18 @@ class codistributor1d(_Base):
             return np.arange(c._gsize[d - 1], dtype=np.int64)
         lo, hi = c._bounds(lab)
         return np.arange(lo, hi, dtype=np.int64)
+
+    def localShape(self, lab: int, numlabs: int) -> Tuple[int, ...]:
+        """Shape of the local part stored by ``lab`` (O(1): no index arrays)."""
+        c = self._ready(numlabs)
+        lab = _check_lab(lab, numlabs)
+        shape = list(c._gsize)
+        shape[c._dim - 1] = c._partition[lab - 1]
+        return tuple(shape)
+
+    def localSelection(self, lab: int, numlabs: int) -> Tuple[slice, ...]:
+        """Per-dimension slices of ``lab``'s part (the same as :meth:`localSlices`)."""
+        return self.localSlices(lab, numlabs)
 
     def localSlices(self, lab: int, numlabs: int) -> Tuple[slice, ...]:
         """The global region stored by ``lab`` as a tuple of slices."""
@@ -507,6 +527,38 @@ class codistributor2dbc(_Base):
         g = (starts[:, None] + np.arange(b, dtype=np.int64)).ravel()
         return g[g < m]
 
+    def _count(self, d: int, coord: int) -> int:
+        """How many global indices along dimension d (1 or 2) grid coordinate ``coord`` holds."""
+        b, p, m = self._b, self._grid[d - 1], self._gsize[d - 1]
+        blocks, extra = divmod(m, b)
+        rounds, rest = divmod(blocks, p)
+        count = rounds * b
+        if coord < rest:
+            count += b
+        elif coord == rest:
+            count += extra
+        return count
+
+    def localShape(self, lab: int, numlabs: int) -> Tuple[int, ...]:
+        """Shape of the local part stored by ``lab`` (arithmetic, no index arrays)."""
+        c = self._ready(numlabs)
+        pr, pc = c.gridCoords(lab, numlabs)
+        return (c._count(1, pr), c._count(2, pc))
+
+    def localSelection(self, lab: int, numlabs: int) -> Tuple[Selection, ...]:
+        """Per dimension a slice when ``lab`` holds one contiguous run (a grid of one
+        row/column, or at most one block), else the increasing index array."""
+        c = self._ready(numlabs)
+        out = []
+        for d, coord in enumerate(c.gridCoords(lab, numlabs), start=1):
+            count = c._count(d, coord)
+            if c._grid[d - 1] == 1 or count <= c._b:
+                start = coord * c._b if count else 0
+                out.append(slice(start, start + count))
+            else:
+                out.append(c.globalIndices(d, lab, numlabs))
+        return tuple(out)
+
     def _split(self, index: Any) -> Tuple[np.ndarray, np.ndarray]:
         if not isinstance(index, tuple) or len(index) != 2:
             raise ValueError(f"codistributor2dbc needs a (row, col) index tuple, got {index!r}")
@@ -564,48 +616,59 @@ def codistributor(kind: str = "1d", *args: Any, **kwargs: Any) -> Codistributor:
 
 
 # --------------------------------------------------------------------------- redistribution plan
+def sel_len(s: Selection) -> int:
+    """Number of indices in a selection (slice with step 1, or index array)."""
+    return s.stop - s.start if isinstance(s, slice) else len(s)
+
+
+def sel_array(s: Selection) -> np.ndarray:
+    """A selection as an int64 index array."""
+    return np.arange(s.start, s.stop, dtype=np.int64) if isinstance(s, slice) else np.asarray(s, dtype=np.int64)
+
+
 class Transfer(NamedTuple):
-    """What moves from ``src_lab`` to ``dst_lab``.  Each field is a tuple of
-    per-dimension int arrays (aligned: the k-th entries name the same global index).
+    """What moves from ``src_lab`` to ``dst_lab``: per-dimension aligned index sets (the
+    k-th entries name the same global index). From :func:`transfer_plan` they are int
+    arrays; from :func:`transfer_regions`, slices where contiguous.
 
     Sender:   ``chunk = src_local[np.ix_(*t.src_index)]``
     Receiver: ``dst_local[np.ix_(*t.dst_index)] = chunk``
     """
     src_lab: int
     dst_lab: int
-    src_index: Tuple[np.ndarray, ...]
-    dst_index: Tuple[np.ndarray, ...]
-    global_index: Tuple[np.ndarray, ...]
+    src_index: Tuple[Selection, ...]
+    dst_index: Tuple[Selection, ...]
+    global_index: Tuple[Selection, ...]
 
     @property
     def shape(self) -> Tuple[int, ...]:
-        return tuple(len(a) for a in self.global_index)
+        return tuple(sel_len(a) for a in self.global_index)
 
     @property
     def size(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64))
 
 
-def _intersect(gs: np.ndarray, gd: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(common global, positions in gs, positions in gd) for two increasing index arrays."""
-    if gs.size and gd.size and gs[-1] - gs[0] + 1 == gs.size and gd[-1] - gd[0] + 1 == gd.size:
-        lo, hi = max(gs[0], gd[0]), min(gs[-1], gd[-1]) + 1  # both contiguous ranges
-        common = np.arange(lo, max(lo, hi), dtype=np.int64)
-        return common, common - gs[0], common - gd[0]
+def _intersect(gs: Selection, gd: Selection) -> Tuple[Selection, Selection, Selection]:
+    """(common global, positions in gs, positions in gd) of two increasing index sets."""
+    if isinstance(gs, slice) and isinstance(gd, slice):
+        lo, hi = max(gs.start, gd.start), min(gs.stop, gd.stop)
+        hi = max(lo, hi)
+        return slice(lo, hi), slice(lo - gs.start, hi - gs.start), slice(lo - gd.start, hi - gd.start)
+    if isinstance(gs, slice) or isinstance(gd, slice):
+        sl, arr = (gs, gd) if isinstance(gs, slice) else (gd, gs)
+        i0, i1 = np.searchsorted(arr, [sl.start, sl.stop])
+        common = np.asarray(arr[i0:i1], dtype=np.int64)
+        in_slice, in_arr = common - sl.start, slice(int(i0), int(i1))
+        return (common, in_slice, in_arr) if isinstance(gs, slice) else (common, in_arr, in_slice)
     common, ps, pd = np.intersect1d(gs, gd, assume_unique=True, return_indices=True)
     return common.astype(np.int64), ps.astype(np.int64), pd.astype(np.int64)
 
 
-def transfer_plan(src: Codistributor, dst: Codistributor, numlabs: int,
-                  gsize: Optional[Sequence[int]] = None, *, lab: Optional[int] = None) -> list:
-    """Exchange plan for redistributing from layout ``src`` to layout ``dst``.
-
-    Returns ``plan`` with ``plan[s-1][d-1]`` the :class:`Transfer` from lab s to
-    lab d (possibly of size 0; s == d is the local copy).  Incomplete
-    codistributors are completed with ``gsize`` (default: the other's GlobalSize).
-    With ``lab=k`` only the pairs where k sends or receives are computed; the
-    other entries are None.
-    """
+def transfer_regions(src: Codistributor, dst: Codistributor, numlabs: int,
+                     gsize: Optional[Sequence[int]] = None, *, lab: Optional[int] = None) -> list:
+    """:func:`transfer_plan` with slices wherever the indices are contiguous (1-D
+    layouts need no index arrays at all; 2dbc dimensions use arrays of their length)."""
     n = _check_numlabs(numlabs)
     g = gsize if gsize is not None else (src.GlobalSize or dst.GlobalSize)
     if g is None:
@@ -615,14 +678,35 @@ def transfer_plan(src: Codistributor, dst: Codistributor, numlabs: int,
         raise ValueError(f"source size {s.GlobalSize} and destination size {d.GlobalSize} differ")
     if lab is not None:
         lab = _check_lab(lab, n)
-    src_ix = [s.localIndices(k, n) for k in range(1, n + 1)]
-    dst_ix = [d.localIndices(k, n) for k in range(1, n + 1)]
+    src_sel: dict = {}
+    dst_sel: dict = {}
     plan: list = [[None] * n for _ in range(n)]
     for a in range(1, n + 1):
         for b in range(1, n + 1):
             if lab is not None and lab not in (a, b):
                 continue
-            per = [_intersect(gs, gd) for gs, gd in zip(src_ix[a - 1], dst_ix[b - 1])]
+            if a not in src_sel:
+                src_sel[a] = s.localSelection(a, n)
+            if b not in dst_sel:
+                dst_sel[b] = d.localSelection(b, n)
+            per = [_intersect(gs, gd) for gs, gd in zip(src_sel[a], dst_sel[b])]
             plan[a - 1][b - 1] = Transfer(a, b, tuple(p[1] for p in per),
                                           tuple(p[2] for p in per), tuple(p[0] for p in per))
     return plan
+
+
+def transfer_plan(src: Codistributor, dst: Codistributor, numlabs: int,
+                  gsize: Optional[Sequence[int]] = None, *, lab: Optional[int] = None) -> list:
+    """Exchange plan for redistributing from layout ``src`` to layout ``dst``.
+
+    Returns ``plan`` with ``plan[s-1][d-1]`` the :class:`Transfer` from lab s to
+    lab d (possibly of size 0; s == d is the local copy), with int64 index arrays.
+    Incomplete codistributors are completed with ``gsize`` (default: the other's
+    GlobalSize). With ``lab=k`` only the pairs where k sends or receives are
+    computed; the other entries are None.
+    """
+    plan = transfer_regions(src, dst, numlabs, gsize, lab=lab)
+    return [[None if t is None else
+             Transfer(t.src_lab, t.dst_lab, tuple(map(sel_array, t.src_index)),
+                      tuple(map(sel_array, t.dst_index)), tuple(map(sel_array, t.global_index)))
+             for t in row] for row in plan]

@@ -290,7 +290,7 @@ class distributed:
         target = _complete(codist, X.shape, n)
         _flush_frees(pool)
         key = pool.new_key()
-        messages = {lab: ("set", key, _SendPart(X, target.localIndices(lab, n), target))
+        messages = {lab: ("set", key, _SendPart(X, target.localSelection(lab, n), target))
                     for lab in range(1, n + 1)}
         try:
             pool.request_many(messages)
@@ -348,8 +348,8 @@ class distributed:
         out = np.empty(self._shape, dtype=self._dtype)
         if out.size == 0:
             return out
-        index = [codist.localIndices(lab, n) for lab in range(1, n + 1)]
-        shapes = [tuple(len(ix) for ix in idx) for idx in index]
+        index = [codist.localSelection(lab, n) for lab in range(1, n + 1)]
+        shapes = [codist.localShape(lab, n) for lab in range(1, n + 1)]
         item = self._dtype.itemsize
         step = [max(1, _GATHER_CHUNK // max(1, math.prod(s[1:]) * item)) for s in shapes]
         pos = [0] * n
@@ -365,7 +365,9 @@ class distributed:
             for lab, reply in replies.items():
                 k, part = lab - 1, reply[1]
                 lo, hi = pos[k], pos[k] + part.shape[0]
-                _copy_region(out, (index[k][0][lo:hi],) + tuple(index[k][1:]), part, [None] * out.ndim)
+                rows = index[k][0]
+                rows = slice(rows.start + lo, rows.start + hi) if isinstance(rows, slice) else rows[lo:hi]
+                _copy_region(out, (rows,) + tuple(index[k][1:]), part, [None] * out.ndim)
                 pos[k] = hi
             del replies, reply, part  # free this round's buffers before the next arrives
 

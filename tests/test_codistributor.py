@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from spmdlab.codistributor import (Transfer, codistributor, codistributor1d,
-                                   codistributor2dbc, transfer_plan)
+                                   codistributor2dbc, sel_array, transfer_plan, transfer_regions)
 
 NUMLABS = range(1, 9)
 SHAPES_ND = [(0,), (1,), (3,), (7,), (17,), (1, 1), (1, 10), (10, 1), (4, 10), (3, 0), (0, 5),
@@ -54,6 +54,13 @@ def check_layout(c, shape, n):
         ix = c.localIndices(lab, n)
         assert len(ix) == len(shape)
         assert c.localShape(lab, n) == tuple(len(a) for a in ix)
+        sel = c.localSelection(lab, n)
+        for d, (s, a) in enumerate(zip(sel, ix)):
+            eq(sel_array(s), a)
+            if isinstance(s, slice):
+                assert s.step is None
+            elif isinstance(c, codistributor1d):
+                raise AssertionError("a 1-D layout must select with slices only")
         for d, a in enumerate(ix):
             assert a.dtype == np.int64
             eq(c.globalIndices(d + 1, lab, n), a)
@@ -467,6 +474,15 @@ def simulate(src, dst, shape, n):
         written[d][np.ix_(*t.dst_index)] += 1
         moved += t.size
     assert moved == A.size
+    regions = transfer_regions(src, dst, n)
+    for s, d in itertools.product(range(n), range(n)):
+        r, t = regions[s][d], plan[s][d]
+        assert r.shape == t.shape
+        for field in ("src_index", "dst_index", "global_index"):
+            for a, b in zip(getattr(r, field), getattr(t, field)):
+                eq(sel_array(a), b)
+        if isinstance(src, codistributor1d) and isinstance(dst, codistributor1d):
+            assert all(isinstance(x, slice) for x in r.src_index + r.dst_index + r.global_index)
     for k in range(n):
         assert np.all(written[k] == 1)
         np.testing.assert_array_equal(dst_local[k], A[np.ix_(*dst.localIndices(k + 1, n))])
@@ -499,6 +515,21 @@ def test_transfer_plan_lab_restriction_and_gsize():
         transfer_plan(codistributor1d(), codistributor1d(), 2)
     with pytest.raises(ValueError, match="global size"):
         transfer_plan(codistributor1d(gsize=(4, 4)), codistributor1d(gsize=(4, 5)), 2)
+
+
+def test_local_shape_and_selection_are_arithmetic_for_huge_arrays():
+    """No index array proportional to the array size: a 1e12-element 1-D layout is O(1)."""
+    c = codistributor1d().complete((10 ** 12,), 4)
+    assert c.localShape(2, 4) == (250_000_000_000,)
+    assert c.localSelection(2, 4) == (slice(250_000_000_000, 500_000_000_000),)
+    b = codistributor2dbc([2, 2], 10 ** 6).complete((3 * 10 ** 6 + 5, 10 ** 6), 4)
+    assert [b.localShape(k, 4) for k in range(1, 5)] == \
+        [(2 * 10 ** 6, 10 ** 6), (2 * 10 ** 6, 0), (10 ** 6 + 5, 10 ** 6), (10 ** 6 + 5, 0)]
+    # a lab holding one block per dimension selects with slices
+    assert b.localSelection(4, 4)[1] == slice(0, 0)
+    one = codistributor2dbc([2, 2], 4).complete((8, 6), 4)
+    assert one.localSelection(1, 4) == (slice(0, 4), slice(0, 4))
+    assert one.localSelection(4, 4) == (slice(4, 8), slice(4, 6))
 
 
 def test_transfer_plan_same_layout_is_local_copy():
