@@ -24,9 +24,12 @@ import numpy as np
 _passed: list[str] = []
 
 
-def parse_args(doc: str | None, size: int, size_help: str, **options) -> argparse.Namespace:
+def parse_args(doc: str | None, size: int, size_help: str, *, min_size: int = 1, one_per_lab: str | None = None,
+               **options) -> argparse.Namespace:
     """The example's command line: ``--labs``, ``--size`` and its own ``options``, given as
-    ``name=(default, help)`` (``--name`` on the command line, typed like ``default``)."""
+    ``name=(default, help)`` (``--name`` on the command line, typed like ``default``).
+    ``--size`` must be at least ``min_size``, and with ``one_per_lab`` (what is being
+    split, e.g. "row") at least ``--labs``, so that every lab gets one."""
     lines = (doc or "").strip().splitlines()
     parser = argparse.ArgumentParser(description=lines[0] if lines else None)
     parser.add_argument("--labs", type=int, default=4, metavar="N",
@@ -38,8 +41,10 @@ def parse_args(doc: str | None, size: int, size_help: str, **options) -> argpars
     args = parser.parse_args()
     if args.labs < 1:
         parser.error(f"--labs must be at least 1 (labs are numbered 1..N), got {args.labs}")
-    if args.size < 1:
-        parser.error(f"--size must be at least 1, got {args.size}")
+    need = max(min_size, args.labs if one_per_lab else 1)
+    if args.size < need:
+        why = f" so that each of the {args.labs} labs holds a {one_per_lab}" if one_per_lab and need == args.labs else ""
+        parser.error(f"--size must be at least {need}{why}, got {args.size}")
     return args
 
 

@@ -20,12 +20,9 @@ from common import check, check_equal, labs_text, parse_args, report
 from spmdlab import (codistributed, codistributor1d, gather, getCodistributor, getLocalPart, globalIndices,
                      labindex, labSendReceive, numlabs, parpool, spmd)
 
-args = parse_args(__doc__, size=48, size_help="rows of the square board",
+args = parse_args(__doc__, size=48, size_help="rows of the square board", min_size=3, one_per_lab="row",
                   generations=(100, "generations to run"), seed=(7, "random seed of the start board"))
 rows, generations = args.size, args.generations
-if rows < max(3, args.labs):
-    raise SystemExit(f"--size must be at least 3 and at least --labs ({args.labs}) so that every lab "
-                     f"holds a row, got {rows}")
 
 # The start board, made at the client: about a quarter of the cells alive, plus a glider.
 board = np.random.default_rng(args.seed).random((rows, rows)) < 0.25

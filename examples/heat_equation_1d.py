@@ -18,16 +18,13 @@ Run:  python examples/heat_equation_1d.py [--labs N] [--size POINTS] [--steps ST
 """
 import numpy as np
 
-from common import check, check_close, parse_args, report
+from common import check, check_close, labs_text, parse_args, report
 from spmdlab import (codistributed, gather, getCodistributor, getLocalPart, labindex, labSendReceive, numlabs,
                      parpool, spmd)
 
-args = parse_args(__doc__, size=101, size_help="grid points, boundaries included",
+args = parse_args(__doc__, size=101, size_help="grid points, boundaries included", min_size=3, one_per_lab="point",
                   steps=(1000, "time steps"))
 npoints, steps = args.size, args.steps
-if npoints < max(3, args.labs):
-    raise SystemExit(f"--size must be at least 3 and at least --labs ({args.labs}) so that every lab "
-                     f"holds a point, got {npoints}")
 dx = 1.0 / (npoints - 1)
 r = 0.4                 # dt / dx^2: the explicit scheme is stable for r <= 0.5
 dt = r * dx * dx
@@ -84,7 +81,7 @@ for step in range(steps):
 t = steps * dt
 exact = np.exp(-np.pi ** 2 * t) * np.sin(np.pi * xs) + 0.5 * np.exp(-9 * np.pi ** 2 * t) * np.sin(3 * np.pi * xs)
 
-print(f"{npoints} points over {len(sizes)} labs (points per lab {sizes}), {steps} steps to t = {t:.4f}: "
+print(f"{npoints} points over {labs_text(len(sizes))} (points per lab {sizes}), {steps} steps to t = {t:.4f}: "
       f"u(1/2) = {result[npoints // 2]:.6f}, max |u - exact| = {np.max(np.abs(result - exact)):.1e}")
 check_close("parallel u equals serial numpy u", result, v, rtol=0, atol=1e-12)
 # The scheme is second order in space: its error is a modest multiple of dx^2.

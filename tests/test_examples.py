@@ -36,6 +36,7 @@ CASES = [
     ("matrix_multiply", ["--labs", "2", "--size", "70", "--block", "8"], r"LabGrid=\[1, 2\]"),
     ("jacobi_solver", ["--size", "40"], r"Jacobi on 4 labs: \d+ iterations"),
     ("jacobi_solver", ["--labs", "3", "--size", "7"], r"lab 3: 5:7"),
+    ("jacobi_solver", ["--labs", "3", "--size", "2"], r"lab 2: 1:2; lab 3: none\n"),  # a lab without rows
     ("distribute_and_redistribute", ["--size", "12"],
      r"Lab 4: This lab stores D\[:, 750:1000\]\.[\s\S]*Lab 1: This lab stores D\[0:20, :\]\.[\s\S]*"
      r"Lab 2: This lab stores blocks of size 3 of D: rows \[0:3, 6:8\], columns \[3:6\]\."),
@@ -114,8 +115,10 @@ def test_check_helpers_report_shape_and_element_mismatches(capsys):
 def test_bad_options_are_refused_before_any_pool_starts():
     r = run_example("heat_equation_1d", ["--labs", "0"])
     assert r.returncode == 2 and "--labs must be at least 1" in r.stderr
-    r = run_example("game_of_life", ["--labs", "4", "--size", "2"])
-    assert r.returncode != 0 and "--size must be at least 3" in r.stderr
+    r = run_example("game_of_life", ["--labs", "4", "--size", "3"])
+    assert r.returncode == 2 and "--size must be at least 4 so that each of the 4 labs holds a row, got 3" in r.stderr
+    r = run_example("heat_equation_1d", ["--labs", "1", "--size", "2"])
+    assert r.returncode == 2 and "--size must be at least 3, got 2" in r.stderr
 
 
 def tutorial_code() -> str:
