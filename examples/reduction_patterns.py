@@ -84,8 +84,8 @@ with parpool(args.labs) as pool:
 
 count, mean, m2 = stats_all[0]
 lab_of_max, index_of_max = results["where"][0][1:]
-print(f"{size} numbers per lab on {labs_text(n)}: max {results['biggest'][0]:.4f} (lab {lab_of_max}, "
-      f"index {index_of_max}), min {results['smallest'][0]:.4f}, mean {mean:.4f}, variance {m2 / count:.4f}")
+print(f"{size} numbers per lab on {labs_text(n)}: max {results['biggest'][0]:.4f} (lab {lab_of_max}'s x[{index_of_max}]), "
+      f"min {results['smallest'][0]:.4f}, mean {mean:.4f}, variance {m2 / count:.4f}")
 print(f"each lab's max (gcat): {np.round(results['maxima'][0], 3).tolist()}")
 print(f"gop(np.matmul, [[k, 1], [1, 0]]) on lab k, in lab order: {results['chain'][0].tolist()}")
 print(f"lab 1's median {results['threshold'][0]:.4f} broadcast; {results['above'][0]} numbers lie above it")
