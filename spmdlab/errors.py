@@ -59,19 +59,24 @@ def group_errors(errors: dict[int, RemoteError]) -> list[tuple[list[int], Remote
 class SpmdError(Exception):
     """An error inside an ``spmd`` block, on the labs or in the pool running them.
 
-    ``errors`` maps lab number -> :class:`RemoteError` for errors raised by user code.
+    ``errors`` maps lab number -> :class:`RemoteError` for errors raised by user code;
+    ``replies`` maps each lab that finished the block before it was aborted to its reply
+    (``("done", epoch, result)``), so a REPL can still show what those labs computed.
     """
 
-    def __init__(self, message: str, errors: dict[int, RemoteError] | None = None):
+    def __init__(self, message: str, errors: dict[int, RemoteError] | None = None,
+                 replies: dict[int, tuple] | None = None):
         super().__init__(message)
         self.errors: dict[int, RemoteError] = dict(errors or {})
+        self.replies: dict[int, tuple] = dict(replies or {})
 
     @classmethod
-    def from_lab_errors(cls, errors: dict[int, RemoteError]) -> "SpmdError":
+    def from_lab_errors(cls, errors: dict[int, RemoteError],
+                        replies: dict[int, tuple] | None = None) -> "SpmdError":
         parts = []
         for labs, err in group_errors(errors):
             parts.append(f"Error detected on {labs_label(labs)}:\n{err.format()}")
-        return cls("\n\n".join(parts), errors)
+        return cls("\n\n".join(parts), errors, replies)
 
 
 class LabDiedError(SpmdError):

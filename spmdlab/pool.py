@@ -298,7 +298,7 @@ class Pool:
         if errors or aborted:
             self._renew_comm = True
         if errors:
-            raise SpmdError.from_lab_errors(errors)
+            raise SpmdError.from_lab_errors(errors, {lab: r for lab, r in replies.items() if r[0] == "done"})
         if aborted and timeout is not None:
             where = "\n".join(f"  lab {lab}: {aborted[lab]}" for lab in sorted(aborted))
             raise SpmdTimeoutError(f"the spmd block timed out after {timeout:g} s; labs "

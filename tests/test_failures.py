@@ -41,6 +41,15 @@ def test_one_lab_raises_while_others_wait(pool4, wait):
     still_works(pool4)
 
 
+def test_error_keeps_the_replies_of_labs_that_finished(pool4):
+    with pytest.raises(SpmdError) as info:
+        with spmd(pool=pool4):
+            x = 1 / (labindex() - 3)
+    assert sorted(info.value.errors) == [3]
+    assert sorted(info.value.replies) == [1, 2, 4]
+    assert all(reply[0] == "done" for reply in info.value.replies.values())
+
+
 def test_identical_errors_collapse_and_distinct_ones_are_listed(pool4):
     with pytest.raises(SpmdError) as info:
         with spmd(pool=pool4):
