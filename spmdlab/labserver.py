@@ -7,7 +7,6 @@ every library wait polls, and interrupts user code through a SIGINT handler that
 """
 from __future__ import annotations
 
-import _thread
 import ast
 import builtins
 import importlib
@@ -168,7 +167,9 @@ class LabServer:
         state.abort_reason = reason
         state.abort.set()
         if state.in_user_code:
-            _thread.interrupt_main(signal.SIGINT)
+            # A real signal, not _thread.interrupt_main: it also wakes the main thread from
+            # blocking calls such as time.sleep, which otherwise run to their end.
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
     # ---- serving -------------------------------------------------------------------
 
