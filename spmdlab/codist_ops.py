@@ -62,7 +62,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from . import runtime
-from .codistributor import codistributor1d, codistributor2dbc
+from .codistributor import codistributor1d, codistributor2dbc, sel_len
 
 __all__ = ["CodistOps"]
 
@@ -142,31 +142,22 @@ def _labs_of(D, what: str) -> tuple:
     return lab, n
 
 
-@functools.lru_cache(maxsize=128)
-def _local_ix(codist, lab: int, n: int) -> tuple:
-    """Per-dimension global indices of ``lab``'s part (increasing; read-only, cached)."""
-    ix = codist.localIndices(lab, n)
-    for a in ix:
-        a.setflags(write=False)
-    return ix
-
-
-def _to_sel(ix: np.ndarray):
-    """A strictly increasing index array as a slice when contiguous, else itself."""
-    if ix.size == 0:
-        return slice(0, 0)
-    lo, hi = int(ix[0]), int(ix[-1])
-    if hi - lo + 1 == ix.size:
-        return slice(lo, hi + 1)
-    return ix
-
-
 @functools.lru_cache(maxsize=256)
 def _local_sel(codist, lab: int, n: int) -> tuple:
-    """Per-dimension slices (contiguous) or index arrays of ``lab``'s part."""
-    if _is1d(codist):
-        return codist.localSlices(lab, n)
-    return tuple(_to_sel(a) for a in _local_ix(codist, lab, n))
+    """Per-dimension global indices of ``lab``'s part: slices where contiguous (always for
+    1-D layouts), increasing read-only index arrays otherwise (cached)."""
+    sel = codist.localSelection(lab, n)
+    for a in sel:
+        if isinstance(a, np.ndarray):
+            a.setflags(write=False)
+    return sel
+
+
+def _sel_global(s, pos) -> np.ndarray:
+    """Global indices of the local positions ``pos`` along a dimension selected by ``s``."""
+    if isinstance(s, slice):
+        return np.asarray(pos, dtype=np.int64) + s.start
+    return np.asarray(s)[pos]
 
 
 @functools.lru_cache(maxsize=256)
@@ -308,8 +299,13 @@ class _Exchange:
         return [self.recvbuf[o:o + c] for o, c in zip(self.rdispl, self.rcounts)]
 
 
-def _match(want: np.ndarray, have: np.ndarray) -> tuple:
-    """Positions in ``want`` whose global index is in ``have`` (increasing), and where."""
+def _match(want: np.ndarray, have) -> tuple:
+    """Positions in ``want`` whose global index is in ``have`` (a slice or an increasing
+    array), and where in ``have``."""
+    want = np.asarray(want)
+    if isinstance(have, slice):
+        found = np.flatnonzero((want >= have.start) & (want < have.stop))
+        return found, (want[found] - have.start).astype(np.intp)
     if have.size == 0 or want.size == 0:
         e = np.empty(0, dtype=np.intp)
         return e, e
@@ -329,7 +325,7 @@ def _fetch(src_local: np.ndarray, src, want: Callable[[int], tuple], what: str) 
     out = np.empty(tuple(len(w) for w in mine), dtype=dtype)
     sends: list = [None] * n
     rcounts = [0] * n
-    mine_ix = _local_ix(src, lab, n)
+    mine_ix = _local_sel(src, lab, n)
     for q in range(1, n + 1):
         wq = mine if q == lab else want(q)
         pairs = [_match(np.asarray(w), h) for w, h in zip(wq, mine_ix)]
@@ -343,7 +339,7 @@ def _fetch(src_local: np.ndarray, src, want: Callable[[int], tuple], what: str) 
     for p in range(1, n + 1):
         if p == lab:
             continue
-        pairs = [_match(np.asarray(w), h) for w, h in zip(mine, _local_ix(src, p, n))]
+        pairs = [_match(np.asarray(w), h) for w, h in zip(mine, _local_sel(src, p, n))]
         shape = tuple(len(x[0]) for x in pairs)
         recv_pairs[p] = (pairs, shape)
         rcounts[p - 1] = math.prod(shape) * dtype.itemsize
@@ -572,11 +568,11 @@ def _combine(p: np.ndarray, how: str, what: str) -> np.ndarray:
 
 def _embed(part: np.ndarray, F: tuple, c, lab: int, n: int, axes: tuple, fill) -> np.ndarray:
     """A lab's keepdims partial placed into the full keepdims shape ``F`` (``fill`` elsewhere)."""
-    ix = _local_ix(c, lab, n)
-    if all(e in axes or ix[e].size == F[e] for e in range(len(F))):
+    ix = _local_sel(c, lab, n)
+    if all(e in axes or sel_len(ix[e]) == F[e] for e in range(len(F))):
         return _contig(part)
     full = np.full(F, fill, dtype=part.dtype)
-    sel = [slice(None) if e in axes else _to_sel(ix[e]) for e in range(len(F))]
+    sel = [slice(None) if e in axes else ix[e] for e in range(len(F))]
     full[_region(sel)] = part
     return full
 
@@ -756,14 +752,14 @@ def _argreduce(D, how: str, axis=None, out=None, *, keepdims=False, dim=None):
     _check_numeric(D, what)
     lab, n = _labs_of(D, what)
     c, L = D._codist, D._local
-    ix = _local_ix(c, lab, n)
+    ix = _local_sel(c, lab, n)
     larg = np.argmax if how == "max" else np.argmin
     fc = D.dtype.kind in "fc"
     if axis is None or ndim == 1:
         if L.size:
             i = int(larg(L))
             v = L.reshape(-1)[i]
-            gi = int(np.ravel_multi_index(tuple(ix[e][j] for e, j in enumerate(np.unravel_index(i, L.shape))), G))
+            gi = int(np.ravel_multi_index(tuple(int(_sel_global(ix[e], j)) for e, j in enumerate(np.unravel_index(i, L.shape))), G))
         else:
             v, gi = np.zeros((), L.dtype), -1
         rec = np.zeros((), dtype=[("v", L.dtype), ("i", np.int64)])
@@ -790,7 +786,7 @@ def _argreduce(D, how: str, axis=None, out=None, *, keepdims=False, dim=None):
     else:
         li = larg(L, axis=axis, keepdims=True)
         v = np.take_along_axis(L, li, axis=axis)
-        gi = np.asarray(ix[axis])[li].astype(np.int64)
+        gi = _sel_global(ix[axis], li).astype(np.int64)
         valid = np.ones(v.shape, dtype=bool)
     v = _embed(v, F, c, lab, n, axes, ident)
     gi = _embed(gi, F, c, lab, n, axes, _BIG)
@@ -1169,7 +1165,7 @@ def _slice_get(D, parsed: list, what: str):
     dest = codistributor1d(dk + 1, dR.Partition, K)
 
     def want(q: int) -> tuple:
-        return tuple(s[i] for s, i in zip(sel, _local_ix(dest, q, n)))
+        return tuple(s[i] for s, i in zip(sel, _local_sel(dest, q, n)))
 
     block = _fetch(D._local, c, want, what)
     return _from_local(block.reshape(dR.localShape(lab, n)), dR)
@@ -1227,9 +1223,9 @@ def _mask_ranks(D, Ml: np.ndarray, counts: np.ndarray, what: str) -> np.ndarray:
     if _concatenates(D._codist, G):
         off = int(counts[:lab - 1].sum())
         return np.arange(off, off + int(counts[lab - 1]), dtype=np.int64)
-    ix = _local_ix(D._codist, lab, n)
+    ix = _local_sel(D._codist, lab, n)
     nz = np.nonzero(Ml)
-    f = np.ravel_multi_index(tuple(ix[e][nz[e]] for e in range(len(G))), G).astype(np.int64)
+    f = np.ravel_multi_index(tuple(_sel_global(ix[e], nz[e]) for e in range(len(G))), G).astype(np.int64)
     allf = np.sort(_allgatherv(f, counts, what))
     return np.searchsorted(allf, f).astype(np.int64)
 
@@ -1267,14 +1263,14 @@ def _setitem(D, key: Any, value: Any) -> None:
     keep = [e for e in range(len(G)) if e not in ints]
     R = tuple(len(sel[e]) for e in keep)
     c = D._codist
-    pairs = [_match(s, h) for s, h in zip(sel, _local_ix(c, lab, n))]
+    pairs = [_match(s, h) for s, h in zip(sel, _local_sel(c, lab, n))]
     region = _ix([p[1] for p in pairs])
     mine_shape = tuple(len(p[0]) for p in pairs)
     if isinstance(value, CD) and tuple(value.shape) == R and R:
         _labs_of(value, what)
 
         def want(q: int) -> tuple:
-            pq = [_match(s, h) for s, h in zip(sel, _local_ix(c, q, n))]
+            pq = [_match(s, h) for s, h in zip(sel, _local_sel(c, q, n))]
             if any(len(pq[e][0]) == 0 for e in ints):
                 return tuple(np.empty(0, dtype=np.int64) for _ in keep)
             return tuple(pq[e][0] for e in keep)
@@ -1438,12 +1434,12 @@ def _nonzero(D):
     G = tuple(D.shape)
     lab, n = _labs_of(D, what)
     src = D if _concatenates(D._codist, G) else _redistribute(D, _flat_layout(G, n))
-    ix = _local_ix(src._codist, lab, n)
+    ix = _local_sel(src._codist, lab, n)
     nz = np.nonzero(src._local)
     counts = _allgather(np.array(nz[0].size if nz else 0, dtype=np.int64), what)
     total = int(counts.sum())
     codist = codistributor1d(1, [int(x) for x in counts], (total,))
-    return tuple(_from_local(np.asarray(ix[e])[nz[e]].astype(np.intp), codist) for e in range(len(G)))
+    return tuple(_from_local(_sel_global(ix[e], nz[e]).astype(np.intp), codist) for e in range(len(G)))
 
 
 # --------------------------------------------------------------------------- __array_function__
