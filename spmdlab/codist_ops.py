@@ -57,12 +57,14 @@ import functools
 import math
 import numbers
 import operator
+import sys
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from . import runtime
+from . import elision, runtime
 from .codistributor import codistributor1d, codistributor2dbc, sel_len
+from .elision import is_temporary, note_result
 
 __all__ = ["CodistOps"]
 
@@ -1548,13 +1550,100 @@ def _handlers() -> dict:
 
 
 # --------------------------------------------------------------------------- the mixin
+_ELIDE_BYTES = 256 * 1024  # as numpy: below this an allocation is cheap
+_CAN_ELIDE = elision.enabled() and np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+elided = 0  # how many operator results were written into a temporary operand (tests read it)
+
+
+def _big(x: Any) -> bool:
+    return _CAN_ELIDE and isinstance(x, _cls()) and x._local.nbytes >= _ELIDE_BYTES
+
+
+def _dtype_arg(x: Any):
+    """What ``ufunc.resolve_dtypes`` needs for an operand (NEP 50: Python scalars weak)."""
+    if isinstance(x, (_cls(), np.ndarray, np.generic)):
+        return x.dtype
+    if type(x) in (int, float, complex):
+        return type(x)
+    if type(x) is bool:
+        return np.dtype(bool)
+    return None
+
+
+def _reusable(target, ufunc: np.ufunc, operands: tuple) -> bool:
+    """Can ``target`` (an unnamed temporary operand) take the result of ``ufunc`` on
+    ``operands``? Only if it owns its buffer, nothing else refers to that buffer, and
+    the result would have its dtype and layout anyway."""
+    if ufunc.nout != 1:
+        return False
+    L = target.__dict__.get("_local")
+    if type(L) is not np.ndarray or L.base is not None or not L.flags.writeable \
+            or not L.flags.owndata or sys.getrefcount(L) != 3:  # dict, L, getrefcount's argument
+        return False
+    del L
+    dts = [_dtype_arg(x) for x in operands]
+    if any(d is None for d in dts):
+        return False
+    try:
+        if ufunc.resolve_dtypes(tuple(dts) + (None,))[-1] != target.dtype:
+            return False
+    except (TypeError, ValueError):
+        return False
+    shapes = [tuple(x.shape) if isinstance(x, _cls()) else np.shape(x) for x in operands]
+    try:
+        G = tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        return False
+    base = next(x for x in operands if isinstance(x, _cls()) and tuple(x.shape) == G) \
+        if tuple(target.shape) == G else None
+    return base is not None and base._codist == target._codist
+
+
+def _into(ufunc: np.ufunc, operands: tuple, target):
+    global elided
+    elided += 1
+    return _ufunc_call(ufunc, operands, {"out": (target,)})
+
+
 def _binary(ufunc: np.ufunc, reflected: bool = False):
-    def op(self, other):
+    # is_temporary must be called from `op` itself, before anything else refers to
+    # the operand (it counts references and reads the caller's frame).
+    def op(self, other, modulo=None):
+        if modulo is not None:
+            raise NotImplementedError("pow(D, e, modulo) is not supported for codistributed arrays")
         if not _is_operand(other):
             return NotImplemented
-        return _ufunc_call(ufunc, (other, self) if reflected else (self, other), {})
+        if _big(self) and is_temporary(self, "right" if reflected else "left"):
+            operands = (other, self) if reflected else (self, other)
+            if _reusable(self, ufunc, operands):
+                result = _into(ufunc, operands, self)
+                note_result(result)
+                return result
+        elif _big(other) and is_temporary(other, "left" if reflected else "right"):
+            operands = (other, self) if reflected else (self, other)
+            if _reusable(other, ufunc, operands):
+                result = _into(ufunc, operands, other)
+                note_result(result)
+                return result
+        result = _ufunc_call(ufunc, (other, self) if reflected else (self, other), {})
+        if ufunc.nout == 1:
+            note_result(result)
+        return result
 
     op.__name__ = f"__{'r' if reflected else ''}{ufunc.__name__}__"
+    return op
+
+
+def _unary(ufunc: np.ufunc):
+    def op(self):
+        if _big(self) and is_temporary(self, "unary") and _reusable(self, ufunc, (self,)):
+            result = _into(ufunc, (self,), self)
+        else:
+            result = _ufunc_call(ufunc, (self,), {})
+        note_result(result)
+        return result
+
+    op.__name__ = f"__{ufunc.__name__}__"
     return op
 
 
@@ -1669,19 +1758,8 @@ class CodistOps:
     __irshift__ = _inplace(np.right_shift)
     __hash__ = None  # mutable, and == is elementwise
 
-    def __pow__(self, other, modulo=None):
-        if modulo is not None:
-            raise NotImplementedError("pow(D, e, modulo) is not supported for codistributed arrays")
-        if not _is_operand(other):
-            return NotImplemented
-        return _ufunc_call(np.power, (self, other), {})
-
-    def __rpow__(self, other, modulo=None):
-        if modulo is not None:
-            raise NotImplementedError("pow(x, D, modulo) is not supported for codistributed arrays")
-        if not _is_operand(other):
-            return NotImplemented
-        return _ufunc_call(np.power, (other, self), {})
+    __pow__ = _binary(np.power)
+    __rpow__ = _binary(np.power, True)
 
     def __matmul__(self, other):
         if not _is_operand(other):
@@ -1702,17 +1780,12 @@ class CodistOps:
         np.copyto(self._local, r._local, casting="same_kind")
         return self
 
-    def __neg__(self):
-        return _ufunc_call(np.negative, (self,), {})
-
-    def __pos__(self):
-        return _ufunc_call(np.positive, (self,), {})
+    __neg__ = _unary(np.negative)
+    __pos__ = _unary(np.positive)
+    __invert__ = _unary(np.invert)
 
     def __abs__(self):
         return _ufunc_call(np.absolute, (self,), {})
-
-    def __invert__(self):
-        return _ufunc_call(np.invert, (self,), {})
 
     # ---- conversions --------------------------------------------------------------------
     def item(self, *args):
