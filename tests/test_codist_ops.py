@@ -385,9 +385,9 @@ def suite_transpose():
 
 
 def suite_matmul(panel):
-    import spmdlab.codist_ops as ops
+    import spmdlab.codist_matmul as matmul
 
-    ops._SUMMA_PANEL = panel  # small panels: several SUMMA steps on small matrices
+    matmul._SUMMA_PANEL = panel  # small panels: several SUMMA steps on small matrices
     ck = Checker()
     n = numlabs()
     cases = [((1, 1), (1, 1)), ((2, 3), (3, 1)), ((5, 7), (7, 4)), ((9, 6), (6, 11)), ((3, 0), (0, 2)),
