@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from typing import Callable, TextIO
 
 from spmdlab.errors import labs_label
@@ -23,16 +24,25 @@ Fragment = tuple[str, str]
 _ANSI = {"header": "\x1b[1;36m", "stderr": "\x1b[33m", "error": "\x1b[31m", "info": "\x1b[2m",
          "warning": "\x1b[35m", "prefix": "\x1b[36m", "echo": ""}
 _RESET = "\x1b[0m"
+_STATUS = "\x1b[7m"  # reverse video, as prompt_toolkit's bottom toolbar
 INDENT = "  "
 
 
 class Printer:
-    """Writes fragments to a stream, coloured with ANSI codes when ``color`` is set."""
+    """Writes fragments to a stream, coloured with ANSI codes when ``color`` is set.
 
-    def __init__(self, stream: TextIO | None = None, color: bool = False, width: Callable[[], int] | None = None):
+    With ``live`` (a terminal), :meth:`status` keeps one status line under the output
+    (erased and redrawn around every write), e.g. while a long command runs.
+    """
+
+    def __init__(self, stream: TextIO | None = None, color: bool = False, width: Callable[[], int] | None = None,
+                 live: bool = False):
         self.stream = stream if stream is not None else sys.stdout
         self.color = color
+        self.live = live
         self._width = width
+        self._status: str | None = None
+        self._status_shown = False
         self.lock = threading.RLock()
 
     def width(self) -> int:
@@ -44,16 +54,44 @@ class Printer:
 
     def write(self, fragments: list[Fragment]) -> None:
         with self.lock:
+            self._erase_status()
             for style, text in fragments:
                 code = _ANSI.get(style, "") if self.color else ""
                 if code:
                     lines = text.split("\n")  # colour each line, so a terminal resize never bleeds
                     text = "\n".join(f"{code}{line}{_RESET}" if line else line for line in lines)
                 self.stream.write(text)
+            self._draw_status()
             self.stream.flush()
+
+    def status(self, text: str | None) -> None:
+        """Show ``text`` as the status line (None removes it); ignored unless ``live``."""
+        if not self.live:
+            return
+        with self.lock:
+            self._erase_status()
+            self._status = text
+            self._draw_status()
+            self.stream.flush()
+
+    def _erase_status(self) -> None:
+        if self._status_shown:
+            self.stream.write("\r\x1b[K")
+            self._status_shown = False
+
+    def _draw_status(self) -> None:
+        if self._status:
+            text = self._status[: max(1, self.width() - 1)]
+            self.stream.write(f"{_STATUS}{text}{_RESET}" if self.color else text)
+            self._status_shown = True
 
     def line(self, text: str, style: str = "") -> None:
         self.write([(style, text + "\n")])
+
+
+def nlabs(n: int) -> str:
+    """``1`` -> ``"1 lab"``, ``4`` -> ``"4 labs"``."""
+    return f"{n} lab" if n == 1 else f"{n} labs"
 
 
 def header(labs: list[int]) -> str:
@@ -110,11 +148,37 @@ def render_stacked(contents: dict[int, list[Segment]]) -> list[Fragment]:
     return frags
 
 
-def _chop(line: str, width: int) -> list[str]:
-    """Hard-wrap a line to ``width`` columns (keeps array layouts readable, unlike word wrap)."""
-    if width <= 0:
+def wrap(line: str, width: int) -> list[str]:
+    """Fold a line into ``width`` columns: at a space when there is one in the last two
+    thirds of the column, else mid-word; continuation lines keep the line's indentation.
+
+    >>> wrap("  global: shape (4, 4), codistributor1d(Dimension=2)", 24)
+    ['  global: shape (4, 4),', '  codistributor1d(Dimens', '  ion=2)']
+    """
+    if width <= 0 or len(line) <= width:
         return [line]
-    return [line[i:i + width] for i in range(0, max(len(line), 1), width)]
+    indent = line[: len(line) - len(line.lstrip(" "))]
+    if len(indent) > width // 2:
+        indent = ""
+    pieces: list[str] = []
+    rest = line
+    while len(rest) > width:
+        cut = rest.rfind(" ", 0, width + 1)
+        if cut > max(len(indent), width // 3) and rest[:cut].strip():
+            pieces.append(rest[:cut].rstrip(" "))
+            rest = indent + rest[cut:].lstrip(" ")
+        else:
+            pieces.append(rest[:width])
+            rest = indent + rest[width:]
+    pieces.append(rest)
+    return pieces
+
+
+def grid_columns(nlabs: int, width: int, min_column: int = 16) -> tuple[int, int]:
+    """``(labs per row, column width)`` of the grid layout for ``nlabs`` labs."""
+    sep = 3  # " | "
+    per_row = max(1, min(nlabs, (width + sep) // (min_column + sep)))
+    return per_row, max(4, (width - sep * (per_row - 1)) // per_row)
 
 
 def render_grid(contents: dict[int, list[Segment]], labs: list[int], width: int,
@@ -128,16 +192,15 @@ def render_grid(contents: dict[int, list[Segment]], labs: list[int], width: int,
         return []
     bar, rule, cross = ("|", "-", "+") if ascii_only else ("\u2502", "\u2500", "\u253c")
     sep = f" {bar} "
-    per_row = max(1, min(len(labs), (width + len(sep)) // (min_column + len(sep))))
+    per_row, col = grid_columns(len(labs), width, min_column)
     frags: list[Fragment] = []
     for start in range(0, len(labs), per_row):
         row = labs[start:start + per_row]
-        col = max(4, (width - len(sep) * (len(row) - 1)) // len(row))
         columns = []
         for lab in row:
             cells = []
             for kind, line in _segment_lines(contents.get(lab, [])):
-                cells.extend((kind, piece) for piece in _chop(line, col))
+                cells.extend((kind, piece) for piece in wrap(line, col))
             columns.append(cells)
         if start:
             frags.append(("", "\n"))
@@ -177,9 +240,45 @@ def _strip_trailing(frags: list[Fragment]) -> list[Fragment]:
     return out + pending
 
 
+class Ticker:
+    """Shows ``text(seconds)`` as the printer's status line once a command has run for
+    ``after`` seconds, refreshed every ``every`` seconds, until :meth:`stop`."""
+
+    def __init__(self, printer: Printer, text: Callable[[float], str], after: float = 1.0, every: float = 1.0):
+        self.printer = printer
+        self._text = text
+        self._after = after
+        self._every = every
+        self._started = time.monotonic()
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="pmode-ticker", daemon=True)
+        if printer.live:
+            self._thread.start()
+
+    def _run(self) -> None:
+        wait = self._after
+        while not self._stopped.wait(wait):
+            with self.printer.lock:
+                if self._stopped.is_set():
+                    return
+                self.printer.status(self._text(time.monotonic() - self._started))
+            wait = self._every
+
+    def stop(self) -> None:
+        """Remove the status line (idempotent)."""
+        with self.printer.lock:
+            self._stopped.set()
+            self.printer.status(None)
+
+
 def render_stream_line(lab: int, kind: str, line: str) -> list[Fragment]:
     """One streamed line: ``Lab 3: <line>``."""
     return [("prefix", f"Lab {lab}: "), (kind, line + "\n")]
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return (lines[-1] + "\n") if lines else ""
 
 
 class Collector:
@@ -200,9 +299,15 @@ class Collector:
         self.finished = False
         self._arrivals: list[tuple[int, str, str]] = []
         self._lock = threading.Lock()
+        self._stream_after = stream_after
         self._timer: threading.Timer | None = None
-        if stream_after is not None:
-            self._timer = threading.Timer(stream_after, self.start_streaming)
+        self.arm()
+
+    def arm(self) -> None:
+        """(Re)start the ``stream_after`` clock, e.g. once a pool restart is over."""
+        self.stop()
+        if self._stream_after is not None and not self.streaming and not self.finished:
+            self._timer = threading.Timer(self._stream_after, self.start_streaming)
             self._timer.daemon = True
             self._timer.start()
 
@@ -252,8 +357,10 @@ class Collector:
         self.stop()
         with self._lock:
             self.finished = True
-            if self.layout == "grid":  # tracebacks are too wide for a column: stacked below
-                plain = {lab: [g for g in segs if g[0] != "error"] for lab, segs in self.contents.items()}
+            if self.layout == "grid":  # tracebacks are too wide for a column: stacked below,
+                # with the error's last line ("ZeroDivisionError: ...") in the lab's column
+                plain = {lab: [g if g[0] != "error" else ("error", _last_line(g[1])) for g in segs]
+                         for lab, segs in self.contents.items()}
                 errors = {lab: [g for g in segs if g[0] == "error"] for lab, segs in self.contents.items()}
                 frags = render_grid(plain, self.labs, self.printer.width()) + render_stacked(errors)
             else:
