@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import ast
 import codeop
+import io
 import re
+import tokenize
 import warnings
 from typing import Iterable, Iterator
 
@@ -78,6 +80,64 @@ def dedent_width(text_before: str) -> int:
     if line and not line.strip(" ") and len(line) >= len(INDENT):
         return len(line) - (len(line) - 1) // len(INDENT) * len(INDENT)
     return 0
+
+
+_CONTINUES = re.compile(r"(else|elif\b.*|except\b.*|finally)\s*:\s*(#.*)?$")
+_OPENERS = {"else": ("if", "elif", "for", "async for", "while", "try", "except"), "elif": ("if", "elif"),
+            "except": ("try", "except"), "finally": ("try", "except", "else")}
+
+
+def _opener(line: str) -> str:
+    m = re.match(r"(async\s+for|[a-z]+)\b", line.strip())
+    return re.sub(r"\s+", " ", m.group(1)) if m and line.rstrip().endswith(":") else ""
+
+
+def keyword_indent(text_before: str) -> str | None:
+    """The line being finished, re-indented, when it is ``else:``, ``elif ...:``,
+    ``except ...:`` or ``finally:`` left at the body's indentation; None if it is fine.
+
+    >>> keyword_indent("if a:\\n    b()\\n    else:")
+    'else:'
+    >>> keyword_indent("if a:\\n    b()\\nelse:") is None
+    True
+    """
+    *before, line = text_before.split("\n")
+    stripped = line.strip()
+    if not line.startswith((" ", "\t")) or not _CONTINUES.match(stripped):
+        return None
+    word = re.match(r"[a-z]+", stripped).group(0)
+    current = len(line) - len(line.lstrip())
+    limit = current
+    for prev in reversed(before):
+        code = prev.split("#", 1)[0]
+        if not code.strip():
+            continue
+        indent = len(prev) - len(prev.lstrip())
+        if indent == current and _opener(prev) in _OPENERS[word]:
+            return None  # already lined up with its `if` / `try`
+        if indent < limit:
+            if _opener(prev) in _OPENERS[word]:
+                return prev[:indent] + stripped
+            limit = indent
+            if indent == 0:
+                return None
+    return None
+
+
+def echo_suppressed(source: str) -> bool:
+    """A trailing ``;`` hides the value of the last expression (MATLAB's and IPython's habit).
+
+    >>> echo_suppressed("x = 1\\nx;"), echo_suppressed("x  # a;"), echo_suppressed("s = ';'")
+    (True, False, False)
+    """
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    skip = {tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT, tokenize.ENDMARKER, tokenize.INDENT,
+            tokenize.DEDENT}
+    significant = [t for t in tokens if t.type not in skip]
+    return bool(significant) and significant[-1].type == tokenize.OP and significant[-1].string == ";"
 
 
 def iter_blocks(lines: Iterable[str]) -> Iterator[str]:

@@ -71,6 +71,12 @@ def _bindings() -> KeyBindings:
             buf.complete_state = None  # Enter picks the highlighted completion
             return
         doc = buf.document
+        if doc.is_cursor_at_the_end_of_line:  # `else:` typed at the body's indentation moves left
+            fixed = inputs.keyword_indent(doc.text_before_cursor)
+            if fixed is not None:
+                buf.delete_before_cursor(len(doc.current_line_before_cursor))
+                buf.insert_text(fixed)
+                doc = buf.document
         if doc.is_cursor_at_the_end and not inputs.needs_more(buf.text):
             buf.validate_and_handle()
             return
