@@ -16,9 +16,10 @@ import traceback
 from typing import Any
 
 from . import completion, inputs
+from .output import nlabs
 from .session import register_source
 
-_HIDDEN = (os.path.dirname(os.path.abspath(__file__)),)
+_HIDDEN = (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
 BANNER = ("spmdlab {version} on Python {py}: a Python prompt where `with spmd():` blocks run on the labs.\n"
           "Already done: from spmdlab import *; import numpy as np. Ctrl-D leaves.")
 
@@ -59,12 +60,11 @@ class ClientConsole:
             self.show_exception(exc)
 
     def show_exception(self, exc: BaseException) -> None:
-        """Print a traceback without this REPL's frames (and the library's for SpmdError)."""
+        """Print a traceback without this REPL's frames nor the library's: a misused spmd
+        (``spmd(3)`` on 2 labs) shows the user's line and the message, not spmd's insides."""
         import spmdlab
 
-        hidden = _HIDDEN
-        if isinstance(exc, (spmdlab.SpmdError, KeyboardInterrupt)):
-            hidden = hidden + (os.path.dirname(os.path.abspath(spmdlab.__file__)),)
+        hidden = _HIDDEN + (os.path.dirname(os.path.abspath(spmdlab.__file__)) + os.sep,)
         tb = traceback.TracebackException.from_exception(exc)
         tb.stack = traceback.StackSummary.from_list(
             [f for f in tb.stack if not os.path.abspath(f.filename).startswith(hidden)])
@@ -89,7 +89,7 @@ def _toolbar() -> str:
     pool = gcp(create=False)
     if pool is None:
         return " no pool yet (the first spmd block starts one) | Ctrl-D leaves"
-    return f" pool: {pool.numlabs} labs | {pool.state} | Ctrl-D leaves"
+    return f" pool: {nlabs(pool.numlabs)} | {pool.state} | Ctrl-D leaves"
 
 
 def _on_signal(signum, frame) -> None:

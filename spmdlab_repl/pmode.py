@@ -15,7 +15,7 @@ import time
 
 from . import commands, inputs
 from .commands import LAYOUTS
-from .output import Printer
+from .output import Printer, nlabs
 from .session import PmodeSession
 
 USAGE = """\
@@ -29,6 +29,7 @@ options (after start): --layout stacked|grid, --stream-after SECONDS,
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="pmode", usage=USAGE, add_help=False)
+    parser.error = _usage_error  # type: ignore[method-assign]
     parser.add_argument("action", nargs="?", default="start")
     parser.add_argument("where", nargs="*", help="[local] [N]")
     parser.add_argument("--layout", choices=LAYOUTS, default="stacked")
@@ -41,9 +42,16 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
         args.action = "start"
     words = [w for w in args.where if w != "local"]  # MATLAB: pmode start local 4
     if len(words) > 1 or (words and not words[0].isdigit()) or (words and int(words[0]) < 1):
-        parser.error(f"expected `pmode start [N]` with N a positive number of labs, got {' '.join(args.where)!r}")
+        _usage_error(f"the number of labs must be one whole number, at least 1 (e.g. pmode start 4); "
+                     f"got {' '.join(args.where)!r}")
     args.n = int(words[0]) if words else None
     return args
+
+
+def _usage_error(message: str) -> None:
+    """A two-line error, not the whole usage text: what was wrong and where to look."""
+    print(f"pmode: {message}\n(pmode help lists the commands)", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def _on_signal(signum, frame) -> None:
@@ -58,8 +66,12 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(commands.HELP)
         return 0
+    if args.action in ("exit", "quit", "close"):
+        print("pmode: no session to end here; type `pmode exit` at the P>> prompt", file=sys.stderr)
+        return 2
     if args.action != "start":
-        print(f"pmode: unknown action {args.action!r}\n\n{USAGE}", file=sys.stderr)
+        print(f"pmode: unknown action {args.action!r}; use pmode start [N]\n(pmode help lists the commands)",
+              file=sys.stderr)
         return 2
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     color = interactive and not os.environ.get("NO_COLOR")
@@ -67,10 +79,10 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(sig, _on_signal)  # run the clean-up below, so no lab is left behind
     from spmdlab import PoolError, parpool
 
-    printer = Printer(sys.stdout, color)
+    printer = Printer(sys.stdout, color, live=interactive)
     started = time.monotonic()
     if interactive:
-        printer.line("Starting a pool of " + (f"{args.n} labs" if args.n else "labs") + " ...", "info")
+        printer.line("Starting a pool of " + (nlabs(args.n) if args.n else "labs") + " ...", "info")
     try:
         pool = parpool(args.n)
     except (PoolError, ValueError) as exc:
@@ -96,8 +108,8 @@ def main(argv: list[str] | None = None) -> int:
 def _interactive(session: PmodeSession, seconds: float) -> None:
     from . import terminal
 
-    session.printer.line(f"Connected to {session.pool.numlabs} labs in {seconds:.1f} s. Every input runs on all "
-                         "labs; `pmode help` lists the commands, Ctrl-D or `pmode exit` leaves.", "info")
+    session.printer.line(f"Connected to {nlabs(session.pool.numlabs)} in {seconds:.1f} s. Every input runs on all labs.\n"
+                         "`pmode help` lists the commands; Ctrl-D or `pmode exit` leaves.", "info")
     prompt = terminal.make_prompt("P>> ", "pmode_history", complete=session.names.complete, toolbar=session.status)
     terminal.prompt_loop(prompt, session.handle, lambda: session.finished)
 

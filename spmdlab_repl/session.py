@@ -17,13 +17,14 @@ import spmdlab
 from spmdlab.errors import LabDiedError, PoolError, SpmdError, SpmdTimeoutError, labs_label
 from spmdlab.protocol import Block
 
-from . import commands, completion
+from . import commands, completion, inputs, tracebacks
 from .commands import Command, CommandError
-from .output import Collector, Printer
+from .output import Collector, Printer, Ticker, grid_columns, nlabs
 
 WORKSPACE = "pmode"
 # Client-side names not imported on the labs (they start pools or hold lab handles).
 _CLIENT_ONLY = {"spmd", "spmd_run", "parpool", "gcp", "Pool", "Composite", "exist", "distributed"}
+NUMPY_LINEWIDTH = 75  # numpy's default, restored on the labs when the grid layout is left
 
 
 def lab_imports() -> str:
@@ -62,6 +63,8 @@ class PmodeSession:
         self.finished = False
         self.had_error = False
         self._generation: int | None = None
+        self._linewidth = NUMPY_LINEWIDTH  # numpy's print width on the labs
+        self._death: LabDiedError | None = None  # a death seen by a completion lookup, not yet reported
         self._busy = threading.Lock()
         self.names = completion.NameCache(self._fetch_names)
 
@@ -71,9 +74,12 @@ class PmodeSession:
     def labs(self) -> list[int]:
         return list(range(1, self.pool.numlabs + 1))
 
-    def status(self) -> str:
-        """One line for the toolbar: ``pool: 4 labs | idle | layout stacked``."""
-        return f" pool: {self.pool.numlabs} labs | {self.pool.state} | layout {self.layout} | pmode help"
+    def status(self, running: float | None = None) -> str:
+        """One line for the toolbar: ``pool: 4 labs | idle | layout stacked``; with
+        ``running`` (seconds), the status line shown under a long command."""
+        if running is not None:
+            return f" pool: {nlabs(self.pool.numlabs)} | running {running:.0f} s | Ctrl-C interrupts "
+        return f" pool: {nlabs(self.pool.numlabs)} | {self.pool.state} | layout {self.layout} | pmode help "
 
     # ---- the entry point ------------------------------------------------------------
 
@@ -114,7 +120,14 @@ class PmodeSession:
         """Restart a dead pool and (re)import the lab API into a fresh lab workspace.
 
         ``quiet`` drops the library's restart warning when the caller reports it itself.
+        A pool found dead (its death noticed by a completion lookup, say) is reported first.
         """
+        if self.pool.state == "dead" and not quiet:
+            self.had_error = True
+            self._announce_death()
+            self._prepare(quiet=True)  # a failure propagates, reported like any failed start
+            self.printer.line("The pool is running again; variables on the labs were lost.", "info")
+            return
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             self.pool.ensure_running()
@@ -126,6 +139,23 @@ class PmodeSession:
             self.pool.run(Block(epoch=0, source=src, filename="<pmode-init>", workspace=WORKSPACE),
                           sink=lambda lab, stream, text: None)
             self._generation = self.pool.generation
+            self._linewidth = NUMPY_LINEWIDTH
+        self._sync_linewidth()
+
+    def numpy_linewidth(self) -> int:
+        """numpy's print width on the labs: a grid column (so arrays fit their column), else
+        numpy's default."""
+        if self.layout != "grid":
+            return NUMPY_LINEWIDTH
+        return grid_columns(self.pool.numlabs, self.printer.width())[1]
+
+    def _sync_linewidth(self) -> None:
+        width = self.numpy_linewidth()
+        if width != self._linewidth:
+            src = f"__import__('numpy').set_printoptions(linewidth={width})\n"
+            self.pool.run(Block(epoch=0, source=src, filename="<pmode-layout>", workspace=WORKSPACE),
+                          sink=lambda lab, stream, text: None)
+            self._linewidth = width
 
     def run_block(self, block: Block, collector: Collector | None) -> dict[int, tuple] | None:
         """Run ``block`` on all labs, reporting errors, interrupts and lab deaths.
@@ -133,14 +163,20 @@ class PmodeSession:
         Returns the replies, or None when the block did not complete (already reported).
         """
         sink = collector.sink if collector else (lambda lab, stream, text: None)
+        ticker: Ticker | None = None
         with self._busy:
             try:
                 self._prepare()
+                if collector is not None:
+                    collector.arm()  # the clock starts once the labs are ready
+                    ticker = Ticker(self.printer, self.status, after=self.stream_after or 1.0)
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
                     try:
                         return self.pool.run(block, sink=sink)
                     finally:
+                        if ticker is not None:
+                            ticker.stop()
                         for w in caught:
                             self.printer.line(f"Warning: {w.message}", "warning")
             except LabDiedError as exc:
@@ -165,25 +201,47 @@ class PmodeSession:
                     for lab, reply in sorted((getattr(exc, "replies", None) or {}).items()):
                         self._add_echo(collector, lab, reply)
                     for lab, err in exc.errors.items():
-                        collector.add(lab, "error", err.format())
+                        collector.add(lab, "error", tracebacks.format_error(err))
                     self._after(collector)
             except KeyboardInterrupt:
                 self._after(collector)
-                self.printer.line("KeyboardInterrupt: the labs were interrupted; their variables are kept.",
-                                  "error")
+                self._interrupted()
         return None
+
+    def _interrupted(self) -> None:
+        """After Ctrl-C: wait (briefly) until every lab has stopped, so the prompt comes back
+        to a ready pool; labs stuck in compiled code make the library restart the pool."""
+        self.had_error = True
+        generation = self.pool.generation
+        try:
+            self._prepare()
+        except KeyboardInterrupt:
+            pass
+        except SpmdError as exc:
+            self.printer.line(f"KeyboardInterrupt; the pool could not be made ready: {exc}", "error")
+            return
+        if self.pool.generation != generation:
+            self.printer.line("KeyboardInterrupt: the pool was restarted; variables on the labs were lost.", "error")
+        else:
+            self.printer.line("KeyboardInterrupt: the labs were interrupted; their variables are kept.", "error")
 
     @staticmethod
     def _after(collector: Collector | None) -> None:
         if collector is not None:
             collector.finish()
 
-    def _lab_died(self, exc: LabDiedError) -> None:
-        self.had_error = True
-        text = str(exc)
+    def _announce_death(self) -> None:
+        """Say which lab died (if known) and that a new pool is being started."""
+        text = str(self._death) if self._death is not None else "The labs stopped while pmode was idle."
+        self._death = None
         cut = text.find(". The pool is gone")  # the library's advice is about spmd; ours follows
         self.printer.line(text[: cut + 1] if cut > 0 else text, "error")
-        self.printer.line(f"Restarting the pool with {self.pool.numlabs} labs ...", "info")
+        self.printer.line(f"Restarting the pool with {nlabs(self.pool.numlabs)} ...", "info")
+
+    def _lab_died(self, exc: LabDiedError) -> None:
+        self.had_error = True
+        self._death = exc
+        self._announce_death()
         try:
             self._prepare(quiet=True)
         except (SpmdError, OSError) as again:
@@ -192,9 +250,14 @@ class PmodeSession:
         self.printer.line("The pool is running again; variables on the labs were lost.", "info")
 
     def run_code(self, source: str) -> None:
-        """Send ``source`` to every lab; show output, echoed values and errors per lab."""
+        """Send ``source`` to every lab; show output, echoed values and errors per lab.
+
+        The value of a trailing expression is shown unless the input ends with ``;``.
+        """
         self.count += 1
         filename = f"<pmode-{self.count}>"
+        # a final newline: without it, tracebacks put their ^^^ markers one column off
+        source = source if source.endswith("\n") else source + "\n"
         register_source(filename, source)
         try:
             compile(source, filename, "exec")
@@ -203,7 +266,8 @@ class PmodeSession:
             self.printer.write([("error", "".join(traceback.format_exception_only(type(exc), exc)))])
             return
         collector = Collector(self.printer, self.labs, self.layout, self.stream_after)
-        block = Block(epoch=0, source=source, filename=filename, firstlineno=1, workspace=WORKSPACE, echo=True)
+        block = Block(epoch=0, source=source, filename=filename, firstlineno=1, workspace=WORKSPACE,
+                      echo=not inputs.echo_suppressed(source))
         try:
             replies = self.run_block(block, collector)
         finally:
@@ -230,10 +294,11 @@ class PmodeSession:
         self.finished = True
 
     def cmd_start(self, cmd: Command) -> None:
-        self.printer.line(f"pmode is already running with {self.pool.numlabs} labs "
+        self.printer.line(f"pmode is already running with {nlabs(self.pool.numlabs)} "
                           "(`pmode restart` starts a fresh pool).", "info")
 
     def cmd_layout(self, cmd: Command) -> None:
+        """Switch the layout; numpy's print width on the labs follows (a grid column)."""
         if cmd.layout:
             self.layout = cmd.layout
         self.printer.line(f"layout: {self.layout}", "info")
@@ -354,6 +419,9 @@ class PmodeSession:
             replies = self.pool.run(block, sink=lambda lab, stream, text: None, timeout=self.complete_timeout)
             reply = replies.get(1)
             return completion.parse_echo(reply[2].get("echo")) if reply and reply[2] else None
+        except LabDiedError as exc:
+            self._death = exc  # reported (and the pool restarted) with the next command
+            return []
         except (SpmdError, KeyboardInterrupt):
             return []
         finally:

@@ -40,7 +40,10 @@ class Repl:
     from where the last match ended; prompt_toolkit's cursor-position requests are answered
     so it draws its toolbar as in a real terminal."""
 
+    live: list["Repl"] = []  # closed after each test, passed or failed (see the fixture below)
+
     def __init__(self, argv: list[str], env: dict[str, str], size: tuple[int, int] = (40, 120)):
+        Repl.live.append(self)
         self.child = pexpect.spawn(argv[0], argv[1:], env=env, encoding="utf-8", dimensions=size,
                                    cwd=env.get("XDG_DATA_HOME", None) and os.path.dirname(env["XDG_DATA_HOME"]))
         self.raw = ""
@@ -79,11 +82,13 @@ class Repl:
         self.expect(word)
         self.settle()
 
-    def settle(self, quiet: float = 0.3) -> None:
-        """Read until the program has been quiet for ``quiet`` seconds (the prompt is drawn)."""
+    def settle(self, quiet: float = 0.3, limit: float = 5.0) -> None:
+        """Read until the program has been quiet for ``quiet`` seconds (the prompt is drawn),
+        or for ``limit`` seconds at most (a running command redraws its status line)."""
         last = len(self.raw)
         deadline = time.monotonic() + quiet
-        while time.monotonic() < deadline:
+        end = time.monotonic() + limit
+        while time.monotonic() < min(deadline, end):
             self.pump(0.05)
             if len(self.raw) != last:
                 last, deadline = len(self.raw), time.monotonic() + quiet
@@ -142,9 +147,21 @@ def assert_processes_gone(pids: dict[int, str], within: float = 10.0) -> None:
     assert not alive, f"left behind: {alive}"
 
 
+@pytest.fixture(autouse=True)
+def close_repls():
+    """A failed test must not leave its REPL (and so its labs) running: hang up on it."""
+    yield
+    while Repl.live:
+        repl = Repl.live.pop()
+        if repl.child.isalive():
+            tree = process_tree(repl.child.pid)
+            repl.child.close(force=True)  # SIGHUP: pmode closes its pool
+            assert_processes_gone(tree)
+
+
 def start_pmode(tmp_path, n: int = 4, *extra: str) -> Repl:
     repl = Repl([*PMODE, "start", str(n), *extra], environment(tmp_path))
-    repl.expect(f"Connected to {n} labs")
+    repl.expect(f"Connected to {n} lab{'s' if n > 1 else ''} in")
     repl.prompt()
     return repl
 
@@ -172,11 +189,19 @@ def test_pmode_session_output_collapsed_and_distinct(tmp_path):
     repl.expect("Lab 1:\n  10\nLab 2:\n  20\nLab 3:\n  30\nLab 4:\n  40\n")
     repl.prompt()
     # a block: Enter auto-indents the body; the empty line that ends it runs it
+    typed_from = len(repl.raw)
     repl.type("for i in range(2):\nprint(i + x)\n\n")
     repl.expect("Lab 1:\n  1\n  2\nLab 2:\n  2\n  3\nLab 3:\n  3\n  4\nLab 4:\n  4\n  5\n")
+    # the input was highlighted by pygments (a colour code around the keyword `for`)
+    assert re.search(r"\x1b\[[0-9;]+mfor\x1b\[0m", repl.raw[typed_from:]), repr(repl.raw[typed_from:][:300])
     repl.prompt()
     repl.run("print('same' if x < 3 else 'other')")
     repl.expect("Labs 1-2:\n  same\nLabs 3-4:\n  other\n")
+    repl.prompt()
+    # `else:` typed where Enter left the cursor (the body's indentation) moves under its `if`
+    repl.type("for i in range(x):\nif i % 2:\nprint('odd', i)\nelse:\nprint('even', i)\n\n")
+    repl.expect("...     else:\n")
+    repl.expect("Lab 1:\n  even 0\nLab 2:\n  even 0\n  odd 1\nLab 3:\n  even 0\n  odd 1\n  even 2\n")
     repl.prompt()
     repl.run("pmode exit")
     assert repl.finish() == 0
@@ -203,8 +228,10 @@ def test_pmode_error_per_lab_then_continue(tmp_path):
     repl.run("x + 100")
     repl.expect("Lab 4:\n  104\n")
     repl.prompt()
-    repl.child.sendeof()  # Ctrl-D leaves too
+    tree = lab_tree(repl, 4)
+    repl.child.sendeof()  # Ctrl-D leaves too, with nothing left behind
     assert repl.finish() == 0
+    assert_processes_gone(tree)
 
 
 @pytest.mark.timeout(90)
@@ -224,6 +251,38 @@ def test_pmode_ctrl_c_interrupts_the_labs_and_keeps_the_session(tmp_path):
     repl.prompt()
     repl.run("pmode exit")
     assert repl.finish() == 0
+
+
+@pytest.mark.timeout(120)
+def test_pmode_ctrl_c_wakes_sleeping_labs_and_restarts_stuck_ones(tmp_path):
+    repl = start_pmode(tmp_path, 2)
+    repl.run("x = labindex() * 2")
+    repl.prompt()
+    repl.run("import time; time.sleep(60)")
+    repl.expect(" pool: 2 labs | running 1 s | Ctrl-C interrupts")  # the status line under a long command
+    started = time.monotonic()
+    repl.child.sendintr()
+    repl.expect("KeyboardInterrupt: the labs were interrupted; their variables are kept.\n")
+    repl.prompt()
+    assert time.monotonic() - started < 10  # time.sleep was woken, not waited out
+    repl.run("x")
+    repl.expect("Lab 1:\n  2\nLab 2:\n  4\n")
+    repl.prompt()
+    # labs that cannot be interrupted (SIGINT blocked: like a long call into C) are replaced
+    repl.run("import signal; signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}); time.sleep(60)")
+    repl.settle(1.0)
+    repl.child.sendintr()
+    repl.expect("Warning: labs 1-2 did not stop after Ctrl-C (busy in compiled code); restarting the pool.\n",
+                timeout=40)
+    repl.expect("KeyboardInterrupt: the pool was restarted; variables on the labs were lost.\n", timeout=40)
+    repl.prompt()
+    repl.run("print(numlabs())")
+    repl.expect("Labs 1-2:\n  2\n")
+    repl.prompt()
+    tree = lab_tree(repl, 2)
+    repl.run("pmode exit")
+    assert repl.finish() == 0
+    assert_processes_gone(tree)
 
 
 @pytest.mark.timeout(90)
@@ -300,6 +359,16 @@ def test_pmode_tab_completion_grid_layout_streaming_and_history(tmp_path):
     assert repl.finish() == 0
     history = (tmp_path / "xdg" / "spmdlab" / "pmode_history").read_text()
     assert "alpha_value = labindex()" in history and "pmode layout grid" in history
+    # the next session (same user) recalls it with the Up arrow
+    again = start_pmode(tmp_path, 1)
+    again.child.send("\x1b[A")
+    again.expect("pmode exit")
+    again.child.send("\x1b[A")
+    again.expect("print('step', i, flush=True)")  # a multi-line entry comes back whole
+    again.child.sendintr()  # drop the recalled input
+    again.prompt()
+    again.child.sendeof()
+    assert again.finish() == 0
 
 
 # ---- pmode with piped stdin ------------------------------------------------------------------
@@ -308,7 +377,8 @@ def test_pmode_tab_completion_grid_layout_streaming_and_history(tmp_path):
 @pytest.mark.timeout(60)
 def test_pmode_piped_stdin_plain_output(tmp_path):
     script = ("x = labindex()\nprint('hello')\nfor i in range(2):\n    print(i * x)\n\nx\n"
-              "pmode lab2client x 2 y\npmode client y * 100\n1 / (x - 1)\nprint('still here')\n")
+              "pmode lab2client x 2 y\npmode client y * 100\n1 / (x - 1)\nprint('still here')\nx;\n"
+              "np.linalg.inv(np.zeros((2, 2)))\n")
     proc = subprocess.run(" ".join(PMODE) + " start 2", shell=True, input=script, capture_output=True,
                           text=True, timeout=50, env=environment(tmp_path))
     assert "\x1b" not in proc.stdout  # plain, uncoloured
@@ -318,10 +388,40 @@ def test_pmode_piped_stdin_plain_output(tmp_path):
         "Lab 1:\n  1\nLab 2:\n  2\n"
         "x from lab 2 is now client variable y.\n200\n"
         "Lab 1:\n  Traceback (most recent call last):\n    File \"<pmode-5>\", line 1, in <module>\n"
-        "      1 / (x - 1)\n       ~~^~~~~~~~~\n  ZeroDivisionError: division by zero\n"
+        "      1 / (x - 1)\n      ~~^~~~~~~~~\n  ZeroDivisionError: division by zero\n"  # ^ under its column
+        "Lab 2:\n  1.0\n"  # a lab that finished still shows its value
         "Labs 1-2:\n  still here\n"
+        "Labs 1-2:\n  Traceback (most recent call last):\n    File \"<pmode-8>\", line 1, in <module>\n"
+        "      np.linalg.inv(np.zeros((2, 2)))\n  LinAlgError: Singular matrix\n"  # numpy's insides hidden
     ), proc.stdout + proc.stderr
     assert proc.returncode == 1  # an input failed
+
+
+@pytest.mark.timeout(60)
+def test_pmode_start_without_n_uses_the_default_size(tmp_path):
+    env = dict(environment(tmp_path), SPMDLAB_NUM_LABS="3")
+    proc = subprocess.run([*PMODE, "start"], input="print(numlabs())\n", capture_output=True, text=True,
+                          timeout=50, env=env)
+    assert proc.stdout == "Labs 1-3:\n  3\n", proc.stdout + proc.stderr
+    assert proc.returncode == 0
+
+
+def grid_example() -> tuple[str, str]:
+    """The README's grid capture (spmdlab_repl/GRID_EXAMPLE.txt): its input and its output."""
+    with open(os.path.join(ROOT, "spmdlab_repl", "GRID_EXAMPLE.txt"), encoding="utf-8") as f:
+        lines = f.read().splitlines()[1:]  # line 1 is the command that made it
+    typed = [line[4:] if line.startswith(("P>> ", "... ")) else "" for line in lines
+             if line.startswith(("P>> ", "... ")) or line == "..."]
+    return "\n".join(typed) + "\n", "\n".join(lines) + "\n"
+
+
+@pytest.mark.timeout(90)
+def test_grid_example_is_real_output(tmp_path):
+    typed, shown = grid_example()
+    env = dict(environment(tmp_path), COLUMNS="100")
+    proc = subprocess.run([*PMODE, "start", "4", "--layout", "grid", "--echo"], input=typed, capture_output=True,
+                          text=True, timeout=80, env=env)
+    assert proc.stdout == shown, proc.stdout + proc.stderr
 
 
 @pytest.mark.timeout(60)

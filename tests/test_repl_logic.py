@@ -116,6 +116,31 @@ def test_iter_blocks_like_the_python_repl():
     ]
 
 
+@pytest.mark.parametrize("before, fixed", [
+    ("if a:\n    b()\n    else:", "else:"),
+    ("for i in x:\n    if a:\n        b()\n        else:", "    else:"),
+    ("for i in x:\n    if a:\n        b()\n    else:", None),  # already lined up with its `if`
+    ("if a:\n    b()\nelse:", None),
+    ("if a:\n    b()\n    elif c:  # note", "elif c:  # note"),
+    ("try:\n    with f:\n        g()\n        except ValueError as e:", "except ValueError as e:"),
+    ("try:\n    g()\nexcept E:\n    h()\n    finally:", "finally:"),
+    ("for i in x:\n    g()\n    else:", "else:"),  # for ... else
+    ("while 1:\n    g()\n    elif x:", None),  # no `if` to belong to
+    ("def f():\n    return 1\n    else:", None),
+    ("x = 1\n    else:", None), ("    y = 2", None), ("if a:\n    b()\n    else_x = 1", None),
+])
+def test_keyword_indent_moves_else_to_its_if(before, fixed):
+    assert inputs.keyword_indent(before) == fixed
+
+
+@pytest.mark.parametrize("source, suppressed", [
+    ("x;", True), ("x = 1\nx ;  # quiet", True), ("x", False), ("x = 1;", True), ("s = ';'", False),
+    ("x  # ;", False), ("for i in y:\n    i;", True), ("(1,\n", False), ("", False),
+])
+def test_a_trailing_semicolon_suppresses_the_echo(source, suppressed):
+    assert inputs.echo_suppressed(source) is suppressed
+
+
 # ---- grouping and layouts ---------------------------------------------------------------
 
 
@@ -180,6 +205,60 @@ def test_grid_shows_nothing_for_silent_labs():
     assert output.render_grid({1: [], 2: []}, [1, 2], width=80) == []
 
 
+@pytest.mark.parametrize("line, width, pieces", [
+    ("short", 10, ["short"]),
+    ("  global: shape (4, 4), codistributor1d(Dimension=2)", 24,
+     ["  global: shape (4, 4),", "  codistributor1d(Dimens", "  ion=2)"]),
+    ("x" * 25, 10, ["x" * 10, "x" * 10, "x" * 5]),
+    ("a b" + "c" * 20, 10, ["a b" + "c" * 7, "c" * 10, "c" * 3]),  # a space too early: cut mid-word
+    ("          deep indent words here", 12, ["          de", "ep indent", "words here"]),
+])
+def test_wrap_prefers_spaces_and_keeps_indentation(line, width, pieces):
+    assert output.wrap(line, width) == pieces
+    assert all(len(p) <= width for p in pieces)
+
+
+def test_grid_columns_are_the_same_width_on_every_row():
+    assert output.grid_columns(4, 100) == (4, 22)
+    assert output.grid_columns(6, 40) == (2, 18)
+    assert output.grid_columns(1, 80) == (1, 80)
+    contents = {lab: [("stdout", f"lab {lab}\n")] for lab in range(1, 4)}
+    lines = plain(output.render_grid(contents, [1, 2, 3], width=40, ascii_only=True)).splitlines()
+    assert lines[0] == "Lab 1              | Lab 2" and lines[4] == "Lab 3"
+    assert lines[5] == "-" * 18  # the last row's one column is as wide as the others
+
+
+def test_printer_status_line_is_erased_around_output():
+    buf = io.StringIO()
+    p = Printer(buf, live=True, width=lambda: 30)
+    p.status(" running 2 s")
+    p.line("Lab 1: tick")
+    p.status(None)
+    assert buf.getvalue() == " running 2 s\r\x1b[KLab 1: tick\n running 2 s\r\x1b[K"
+    quiet = io.StringIO()
+    p = Printer(quiet)  # not live (piped): no status line at all
+    p.status(" running 2 s")
+    p.line("x")
+    assert quiet.getvalue() == "x\n"
+
+
+def test_ticker_shows_the_running_time_until_stopped():
+    import time
+
+    buf = io.StringIO()
+    printer = Printer(buf, live=True, width=lambda: 80)
+    ticker = output.Ticker(printer, lambda t: f"running {t:.0f} s", after=0.05, every=0.05)
+    time.sleep(0.4)
+    ticker.stop()
+    text = buf.getvalue()
+    assert text.startswith("running 0 s") and text.endswith("\r\x1b[K")
+    time.sleep(0.2)
+    assert buf.getvalue() == text  # nothing drawn after stop
+    nothing = Printer(io.StringIO())
+    output.Ticker(nothing, lambda t: "x", after=0.01).stop()
+    assert nothing.stream.getvalue() == ""
+
+
 def test_collector_groups_when_quick():
     buf = io.StringIO()
     col = Collector(Printer(buf), [1, 2], stream_after=None)
@@ -196,9 +275,12 @@ def test_grid_shows_tracebacks_below_the_columns():
     col.add(1, "echo", "1.0")
     col.add(2, "error", "Traceback (most recent call last):\nZeroDivisionError: division by zero")
     col.finish()
-    lines = buf.getvalue().splitlines()
-    assert lines[0].startswith("Lab 1") and "Lab 2" in lines[0] and lines[2].rstrip() == "1.0"
-    assert lines[3:] == ["Lab 2:", "  Traceback (most recent call last):", "  ZeroDivisionError: division by zero"]
+    assert buf.getvalue().splitlines() == [
+        "Lab 1              \u2502 Lab 2",
+        "\u2500" * 19 + "\u253c" + "\u2500" * 19,
+        "1.0                \u2502 ZeroDivisionError:",  # the error's last line in the column
+        "                   \u2502 division by zero",
+        "Lab 2:", "  Traceback (most recent call last):", "  ZeroDivisionError: division by zero"]
 
 
 def test_collector_streams_when_slow():
@@ -213,6 +295,21 @@ def test_collector_streams_when_slow():
     col.add(2, "echo", "5")
     col.finish()
     assert buf.getvalue().endswith("Labs 1-2:\n  5\n")
+
+
+def test_collector_arm_restarts_the_streaming_clock():
+    import time
+
+    buf = io.StringIO()
+    col = Collector(Printer(buf), [1], stream_after=0.3)
+    time.sleep(0.2)
+    col.arm()  # e.g. a pool restart took the first 0.2 s
+    col.sink(1, "stdout", "tick\n")
+    time.sleep(0.2)
+    assert buf.getvalue() == ""  # 0.4 s since creation but only 0.2 s since arm
+    time.sleep(0.4)
+    assert buf.getvalue() == "Lab 1: tick\n"
+    col.finish()
 
 
 def test_collector_timer_starts_streaming():
@@ -309,9 +406,19 @@ class FakePool:
         self.blocks: list = []
         self.die_next = False
         self.interrupt_next = False
+        self.stuck_next = False  # Ctrl-C meets labs busy in compiled code: restart on next use
+        self._draining = False
         self.error_replies = False  # hand the finished labs' replies over with SpmdError
 
     def ensure_running(self):
+        if self._draining:
+            import warnings
+
+            self._draining = False
+            warnings.warn("labs 1-4 did not stop after Ctrl-C (busy in compiled code); restarting the pool.",
+                          RuntimeWarning)
+            self.generation += 1
+            self.ws = {lab: {} for lab in self.ws}
         if self.state == "dead":
             import warnings
 
@@ -349,7 +456,8 @@ class FakePool:
             self.die_next = False
             self.state = "dead"
             raise LabDiedError("Lab 3 died (killed by SIGKILL, exit status -9). The pool is gone.", {3: -9})
-        if self.interrupt_next:
+        if self.interrupt_next or self.stuck_next:
+            self._draining, self.stuck_next = self.stuck_next, False
             self.interrupt_next = False
             sink(1, "stdout", "partial\n")
             raise KeyboardInterrupt
@@ -451,10 +559,69 @@ def test_session_syntax_error_stays_at_the_client(session):
 
 
 def test_session_interrupt_keeps_going(session):
+    run(session, "x = labindex()")
     session.pool.interrupt_next = True
     out = run(session, "while True: pass")
-    assert "Lab 1:\n  partial\n" in out and "KeyboardInterrupt" in out
-    assert run(session, "1") == "Labs 1-4:\n  1\n"
+    assert out == "Lab 1:\n  partial\nKeyboardInterrupt: the labs were interrupted; their variables are kept.\n"
+    assert run(session, "x") == "Lab 1:\n  1\nLab 2:\n  2\nLab 3:\n  3\nLab 4:\n  4\n"
+
+
+def test_session_interrupt_of_stuck_labs_says_the_pool_was_restarted(session):
+    run(session, "x = labindex()")
+    session.pool.stuck_next = True
+    out = run(session, "import time; time.sleep(100)")
+    assert out == ("Lab 1:\n  partial\n"
+                   "Warning: labs 1-4 did not stop after Ctrl-C (busy in compiled code); restarting the pool.\n"
+                   "KeyboardInterrupt: the pool was restarted; variables on the labs were lost.\n")
+    assert session.pool.blocks[-1].filename == "<pmode-init>"  # made ready before the prompt returns
+    assert "NameError" in run(session, "x")
+
+
+def test_session_sends_sources_with_a_final_newline(session):
+    run(session, "1 + 1")
+    assert session.pool.blocks[-1].source == "1 + 1\n"  # else the lab's ^^^ markers are one column off
+
+
+def test_session_trailing_semicolon_hides_the_value(session):
+    assert run(session, "x = labindex()\nx;") == ""
+    assert session.pool.blocks[-1].echo is False
+    assert run(session, "x; print('shown')") == "Labs 1-4:\n  shown\n"
+    assert run(session, "x * 2") == "Lab 1:\n  2\nLab 2:\n  4\nLab 3:\n  6\nLab 4:\n  8\n"
+
+
+def test_session_lab_tracebacks_hide_installed_code(session):
+    import sysconfig
+
+    numpy_file = sysconfig.get_paths()["purelib"] + "/numpy/linalg/_linalg.py"
+    tb = ('Traceback (most recent call last):\n  File "<pmode-1>", line 1, in <module>\n'
+          f'    np.linalg.inv(A)\n  File "{numpy_file}", line 9, in inv\n    raise LinAlgError("Singular matrix")\n')
+    err = SpmdError.from_lab_errors({lab: RemoteError("LinAlgError", "Singular matrix", tb) for lab in (1, 2, 3, 4)})
+
+    def failing_run(block, labs=None, sink=None, timeout=None):
+        raise err
+
+    session.pool.run = failing_run
+    assert run(session, "np.linalg.inv(A)") == (
+        'Labs 1-4:\n  Traceback (most recent call last):\n    File "<pmode-1>", line 1, in <module>\n'
+        "      np.linalg.inv(A)\n  LinAlgError: Singular matrix\n")
+
+
+def test_user_frames_keep_user_files_and_syntax_errors():
+    from spmdlab_repl.tracebacks import user_frames
+
+    hidden = ("/usr/lib/python3.11", "/venv/site-packages")
+    tb = ('Traceback (most recent call last):\n'
+          '  File "<pmode-2>", line 1, in <module>\n    run()\n'
+          '  File "/venv/site-packages/numpy/x.py", line 5, in apply\n    f(a)\n    ^^^^\n'
+          '  File "/home/me/mine.py", line 3, in cb\n    import broken\n'
+          '  File "/usr/lib/python3.11/importlib/__init__.py", line 126, in import_module\n    return x\n'
+          '  File "/home/me/broken.py", line 1\n    def (:\n')
+    assert user_frames(tb, hidden) == (
+        'Traceback (most recent call last):\n'
+        '  File "<pmode-2>", line 1, in <module>\n    run()\n'
+        '  File "/home/me/mine.py", line 3, in cb\n    import broken\n'
+        '  File "/home/me/broken.py", line 1\n    def (:\n')
+    assert user_frames(tb.replace("/venv/site-packages", "/venv/site-packages-not"), hidden).count("File") == 4
 
 
 def test_session_restarts_a_dead_pool(session):
@@ -463,6 +630,21 @@ def test_session_restarts_a_dead_pool(session):
     assert "Lab 3 died" in out and "Restarting the pool with 4 labs" in out and "running again" in out
     assert session.pool.blocks[-1].filename == "<pmode-init>"  # the lab API is imported again
     assert run(session, "2") == "Labs 1-4:\n  2\n"
+
+
+def test_session_reports_a_death_seen_while_completing(session):
+    run(session, "x = 1")
+    session.pool.die_next = True
+    before = session.out.getvalue()
+    assert session.names.complete("x") == ("x", [])  # the lookup met the dead pool: nothing, no output
+    assert session.out.getvalue() == before and session.pool.state == "dead"
+    assert "| dead |" in session.status()  # the toolbar shows it at once
+    assert run(session, "1") == ("Lab 3 died (killed by SIGKILL, exit status -9).\n"
+                                 "Restarting the pool with 4 labs ...\n"
+                                 "The pool is running again; variables on the labs were lost.\n"
+                                 "Labs 1-4:\n  1\n")
+    session.pool.state = "dead"  # died with nobody looking: still reported before the restart
+    assert run(session, "2").startswith("The labs stopped while pmode was idle.\nRestarting the pool")
 
 
 def test_lab2client_and_client2lab_round_trip(session):
@@ -490,6 +672,24 @@ def test_client2lab_of_a_missing_variable(session):
 def test_pmode_client_errors_show_the_users_line(session):
     out = run(session, "pmode client 1/0")
     assert 'File "<pmode-client-1>", line 1' in out and "ZeroDivisionError" in out
+
+
+def test_grid_layout_narrows_numpy_on_the_labs(session):
+    session.printer._width = lambda: 100
+    run(session, "pmode layout grid")
+    assert session.numpy_linewidth() == 22
+    run(session, "x = 1")
+    sync = session.pool.blocks[-2]
+    assert sync.filename == "<pmode-layout>" and "set_printoptions(linewidth=22)" in sync.source
+    n = len(session.pool.blocks)
+    run(session, "x = 2")
+    assert len(session.pool.blocks) == n + 1  # set once, not before every command
+    session.printer._width = lambda: 60  # the terminal got narrower
+    run(session, "x = 3")
+    assert "linewidth=18" in session.pool.blocks[-2].source  # 3 columns per row now
+    run(session, "pmode layout stacked")
+    run(session, "x = 4")
+    assert "linewidth=75" in session.pool.blocks[-2].source  # numpy's default again
 
 
 def test_layout_switch_and_grid_output(session):
@@ -532,7 +732,10 @@ def _echo_names(run_fn):
 
 
 def test_status_line(session):
-    assert "4 labs" in session.status() and "idle" in session.status()
+    assert session.status() == " pool: 4 labs | idle | layout stacked | pmode help "
+    assert session.status(12.4) == " pool: 4 labs | running 12 s | Ctrl-C interrupts "
+    session.pool.state = "dead"
+    assert "| dead |" in session.status()
 
 
 # ---- the client-mode REPL (spmdlab), without labs ----------------------------------------
@@ -563,3 +766,40 @@ def test_client_console_syntax_errors_and_completion(capsys):
     console.run_source("import math")
     assert console.complete("math.fl") == ("fl", ["floor"])
     assert console.complete("mat") == ("mat", ["math"])
+
+
+def test_client_console_hides_the_library_frames_of_a_misuse(capsys):
+    from spmdlab_repl.client import ClientConsole
+
+    console = ClientConsole()
+    console.preload()
+    console.run_source("c = codistributor1d(0)")
+    err = capsys.readouterr().err
+    assert err == ('Traceback (most recent call last):\n  File "<spmdlab-1>", line 1, in <module>\n'
+                   "    c = codistributor1d(0)\n        ^^^^^^^^^^^^^^^^^^\n"
+                   "ValueError: invalid dimension 0: dimensions are numbered from 1 as in MATLAB "
+                   "(or use axis= for 0-based)\n")
+
+
+# ---- the pmode console script's arguments (no pool is started) ------------------------------
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["start", "0"], "pmode: the number of labs must be one whole number, at least 1 (e.g. pmode start 4); got '0'"),
+    (["start", "four"], "got 'four'"),
+    (["start", "2", "3"], "got '2 3'"),
+    (["start", "4", "--layout", "columns"], "pmode: argument --layout: invalid choice: 'columns'"),
+    (["stop"], "pmode: unknown action 'stop'; use pmode start [N]"),
+    (["exit"], "pmode: no session to end here; type `pmode exit` at the P>> prompt"),
+])
+def test_pmode_argument_errors_are_short_and_clear(argv, message, capsys):
+    from spmdlab_repl import pmode
+
+    try:
+        code = pmode.main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert message in err and err.endswith("\n(pmode help lists the commands)\n") or argv == ["exit"], err
+    assert "usage:" not in err and len(err.splitlines()) <= 2
