@@ -21,9 +21,10 @@ def installed_dirs() -> tuple[str, ...]:
 
 
 def is_user_file(filename: str, hidden: tuple[str, ...]) -> bool:
-    """``<pmode-3>`` and the user's own files are shown; installed code is not."""
+    """``<pmode-3>`` and the user's own files are shown; installed code (and the
+    interpreter's frozen modules, ``<frozen _sitebuiltins>``) is not."""
     if filename.startswith("<"):
-        return True
+        return not filename.startswith("<frozen ")
     return not any(filename == d or filename.startswith(d.rstrip("/") + "/") for d in hidden)
 
 

@@ -615,6 +615,7 @@ def test_user_frames_keep_user_files_and_syntax_errors():
           '  File "/venv/site-packages/numpy/x.py", line 5, in apply\n    f(a)\n    ^^^^\n'
           '  File "/home/me/mine.py", line 3, in cb\n    import broken\n'
           '  File "/usr/lib/python3.11/importlib/__init__.py", line 126, in import_module\n    return x\n'
+          '  File "<frozen importlib._bootstrap>", line 1204, in _gcd_import\n'
           '  File "/home/me/broken.py", line 1\n    def (:\n')
     assert user_frames(tb, hidden) == (
         'Traceback (most recent call last):\n'
