@@ -1,9 +1,9 @@
 """Distributed-array timings against raw transports and plain numpy, in the same run
 (issue 3, item 8).
 
-    python benchmarks/bench_arrays.py [--labs 4] [--mb 80] [--repeat 5]
+    python benchmarks/bench_arrays.py [--labs 4 2] [--mb 80] [--repeat 15]
 
-Rows (medians of --repeat runs):
+One table per pool size (default 4 labs, then 2). Rows (medians of --repeat runs):
 - ``distributed(X)`` of an 80 MB float64 array (default layout: column blocks, which the
   client must copy out, and row blocks, which are contiguous views) against the raw
   floor: the same bytes, pre-cut contiguous, written straight into the same sockets to
@@ -13,7 +13,10 @@ Rows (medians of --repeat runs):
 - ``redistribute`` 1d (columns) -> 2dbc of 80 MB inside spmd against a raw mpi4py
   ``Alltoallv`` of the same byte counts on the same communicator;
 - ``D * 2 + 1`` and ``D.sum()`` at 1e7 elements against numpy on the local part alone
-  (needs the numpy operations of codist_ops; "n/a" without them);
+  (needs the numpy operations of codist_ops; "n/a" without them); ``D.sum()`` also
+  against the raw program: numpy's local sum plus an mpi4py ``Allreduce``, timed the
+  same way (a whole-array sum has to wait for every lab, which numpy on the local part
+  alone does not; with more labs than cores that wait is the scheduler's);
 - ``D @ E`` with 2dbc at 2000 x 2000 against single-process numpy with one BLAS thread.
 
 Targets (issue 3): transfers >= 0.5x raw throughput, elementwise overhead <= 10%.
@@ -217,8 +220,14 @@ def elementwise(pool, repeat: int):
                 _ts.append(_time.perf_counter() - _t)
             return sorted(_ts)[len(_ts) // 2]
 
+        _one, _total = np.zeros(1), np.zeros(1)
+
+        def _raw_sum():  # what a raw mpi4py program does: local numpy sum, then Allreduce
+            _one[0] = _L.sum()
+            _c.Allreduce(_one, _total)
+
         times = (_med(lambda: _D * 2 + 1), _med(lambda: _L * 2 + 1),
-                 _med(lambda: _D.sum()), _med(lambda: _L.sum()))
+                 _med(lambda: _D.sum()), _med(lambda: _L.sum()), _med(_raw_sum))
         check = float(_D.sum())
     return times[1]
 
@@ -255,11 +264,18 @@ def matmul(pool, repeat: int, size: int = 2000):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--labs", type=int, default=4)
+    parser.add_argument("--labs", type=int, nargs="+", default=[4, 2],
+                        help="pool sizes, one table each (default: 4 2; with fewer cores than "
+                             "labs, labs share cores and every collective waits for the scheduler)")
     parser.add_argument("--mb", type=int, default=80)
-    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--repeat", type=int, default=15)
     args = parser.parse_args()
-    pool = spmdlab.parpool(args.labs)
+    for labs in args.labs:
+        run(labs, args.mb, args.repeat)
+
+
+def run(labs: int, mb: int, repeat: int) -> None:
+    pool = spmdlab.parpool(labs)
     rows = []
 
     def add(op, ours, base_label, base, nbytes=None, kind="throughput"):
@@ -282,28 +298,29 @@ def main() -> None:
             ratio = f"{base / ours:.2f}x speed-up"
         rows.append((op, ours_txt, base_txt, ratio))
 
-    for op, ours, label, base, nbytes in transfers(pool, args.mb, args.repeat):
+    for op, ours, label, base, nbytes in transfers(pool, mb, repeat):
         add(op, ours, label, base, nbytes)
-    t_ours, t_raw, total = redistribute_vs_alltoallv(pool, args.mb, args.repeat)
-    add(f"redistribute 1d->2dbc {args.mb} MB ({total / 1e6:.0f} MB move)", t_ours, "raw Alltoallv", t_raw, total)
-    ew = elementwise(pool, args.repeat * 2)
+    t_ours, t_raw, total = redistribute_vs_alltoallv(pool, mb, repeat)
+    add(f"redistribute 1d->2dbc {mb} MB ({total / 1e6:.0f} MB move)", t_ours, "raw Alltoallv", t_raw, total)
+    ew = elementwise(pool, repeat * 3)
     if ew is None:
         rows.append(("D * 2 + 1, 1e7 elements", "n/a", "numpy on the local part", "n/a (no codist_ops)"))
         rows.append(("D.sum(), 1e7 elements", "n/a", "numpy on the local part", "n/a (no codist_ops)"))
     else:
         add("D * 2 + 1, 1e7 elements", ew[0], "numpy on the local part", ew[1], kind="overhead")
         add("D.sum(), 1e7 elements", ew[2], "numpy on the local part", ew[3], kind="overhead")
-    t_mm, t_np = matmul(pool, args.repeat)
+        add("  (same run, raw)", ew[2], "numpy local sum + mpi4py Allreduce", ew[4], kind="overhead")
+    t_mm, t_np = matmul(pool, repeat)
     add("D @ E 2dbc, 2000 x 2000", t_mm, "numpy, 1 process, 1 BLAS thread", t_np, kind="speedup")
     pool.close()
 
-    header = ("operation", f"spmdlab ({args.labs} labs)", "baseline, same run", "ratio")
+    header = ("operation", f"spmdlab ({labs} labs)", "baseline, same run", "ratio")
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(4)]
     print(" | ".join(h.ljust(w) for h, w in zip(header, widths)))
     print("-|-".join("-" * w for w in widths))
     for row in rows:
         print(" | ".join(str(c).ljust(w) for c, w in zip(row, widths)))
-    print(f"\n{os.cpu_count()} CPU cores; labs run with one BLAS thread each.")
+    print(f"\n{os.cpu_count()} CPU cores; labs run with one BLAS thread each.\n")
 
 
 if __name__ == "__main__":
