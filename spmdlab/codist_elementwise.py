@@ -98,7 +98,8 @@ def _ufunc_call(ufunc: np.ufunc, inputs: tuple, kwargs: dict):
                 out = None
             else:
                 raise NotImplementedError(f"{what}: out= must give every output as a codistributed "
-                                          "array, not None")
+                                          "array, not None (inputs: "
+                                          + ", ".join(_describe(x) for x in inputs) + ")")
         elif not all(isinstance(o, CD) for o in out):
             raise NotImplementedError(f"{what}: out= must be codistributed arrays, got "
                                       + ", ".join(_describe(o) for o in out) + " for inputs "
@@ -186,7 +187,8 @@ def _binary(ufunc: np.ufunc, reflected: bool = False):
     # the operand (it counts references and reads the caller's frame).
     def op(self, other, modulo=None):
         if modulo is not None:
-            raise NotImplementedError("pow(D, e, modulo) is not supported for codistributed arrays")
+            raise NotImplementedError(f"pow(D, e, modulo) is not supported for codistributed arrays "
+                                      f"({_describe(self)})")
         if not _is_operand(other):
             return NotImplemented
         if _big(self) and is_temporary(self, "right" if reflected else "left"):
@@ -237,7 +239,8 @@ def _inplace(ufunc: np.ufunc):
 def _np_where(condition, x=_NOVALUE, y=_NOVALUE):
     if x is _NOVALUE or y is _NOVALUE:
         raise NotImplementedError("numpy.where with one argument (indices of nonzero elements) "
-                                  "is not supported for codistributed arrays; use where(c, x, y)")
+                                  f"is not supported for codistributed arrays ({_describe(condition)}); "
+                                  "use where(c, x, y) or nonzero(c)")
     return _elementwise("numpy.where", np.where, [condition, x, y])
 
 
@@ -261,14 +264,16 @@ def _np_clip(a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, *, min=_NOVALUE, max=_
 
     if out is not None:
         if not isinstance(out, _cls()):
-            raise NotImplementedError("numpy.clip: out= must be a codistributed array")
+            raise NotImplementedError(f"numpy.clip: out= must be a codistributed array, got "
+                                      f"{_describe(out)} for {_describe(a)}")
         return _elementwise("numpy.clip", fn, ops, (out,))
     return _elementwise("numpy.clip", fn, ops)
 
 
 def _np_round(a, decimals=0, out=None):
     if out is not None:
-        raise NotImplementedError("numpy.round: out= is not supported for codistributed arrays")
+        raise NotImplementedError(f"numpy.round: out= is not supported for codistributed arrays "
+                                  f"({_describe(a)})")
     return _elementwise("numpy.round", lambda x: np.round(x, decimals), [a])
 
 

@@ -241,7 +241,8 @@ def _summa(A, B, rdt, what: str):
 
 def _np_dot(a, b, out=None):
     if out is not None:
-        raise NotImplementedError("numpy.dot: out= is not supported for codistributed arrays")
+        raise NotImplementedError(f"numpy.dot: out= is not supported for codistributed arrays "
+                                  f"({_describe(a)}, {_describe(b)})")
     CD = _cls()
     if np.ndim(a) == 0 and not isinstance(a, CD) or np.ndim(b) == 0 and not isinstance(b, CD):
         return _elementwise("numpy.dot", np.multiply, [a, b])

@@ -69,7 +69,7 @@ def _flat_ranges(codist, shape: tuple) -> np.ndarray:
     return np.stack([bounds[:-1], bounds[1:]], axis=1)
 
 
-def _new_shape(size: int, shape: Any, what: str) -> tuple:
+def _new_shape(D, size: int, shape: Any, what: str) -> tuple:
     if isinstance(shape, (numbers.Integral, np.integer)):
         shape = (shape,)
     shape = tuple(operator.index(s) for s in shape)
@@ -87,8 +87,8 @@ def _new_shape(size: int, shape: Any, what: str) -> tuple:
     if math.prod(shape) != size:
         raise ValueError(f"{what}: cannot reshape array of size {size} into shape {shape}")
     if not shape:
-        raise NotImplementedError(f"{what}: a codistributed array cannot be reshaped to 0-d; "
-                                  "use D.item() for its single element")
+        raise NotImplementedError(f"{what}: a codistributed array cannot be reshaped to 0-d "
+                                  f"({_layout(D._codist)}); use D.item() for its single element")
     return shape
 
 
@@ -99,7 +99,7 @@ def _reshape(D, shape: Any, order: str = "C", what: str = "reshape"):
         raise NotImplementedError(f"{what}: only order='C' is supported for codistributed "
                                   f"arrays ({_layout(D._codist)})")
     G = tuple(D.shape)
-    S = _new_shape(math.prod(G), shape, what)
+    S = _new_shape(D, math.prod(G), shape, what)
     lab, n = _labs_of(D, what)
     if S == G:
         return _from_local(np.array(D._local, copy=True), D._codist)

@@ -808,3 +808,47 @@ def test_client_side_single_lab_semantics():
     assert np.array_equal(gather(D[1:, ::2]), X[1:, ::2])
     assert D[2, 3] == X[2, 3]
     assert np.array_equal(gather(np.sin(D)), np.sin(X))
+
+
+UNSUPPORTED = [
+    ("np.add outer broadcast", lambda D: np.add(D[:, :1], D[:1, :]), "numpy.add"),
+    ("ufunc out=None", lambda D: np.modf(D, out=(None, codistributed(np.zeros((4, 6)), D._codist))), "numpy.modf"),
+    ("ufunc out numpy", lambda D: np.add(D, 1, out=np.zeros((4, 6))), "numpy.add"),
+    ("ufunc accumulate", lambda D: np.add.accumulate(D), "numpy.add.accumulate"),
+    ("ufunc reduce subtract", lambda D: np.subtract.reduce(D), "numpy.subtract.reduce"),
+    ("array function", lambda D: np.sort(D), "numpy.sort"),
+    ("pow modulo", lambda D: pow(D, 2, 3), "pow"),
+    ("where one argument", lambda D: np.where(D > 1), "numpy.where"),
+    ("clip out numpy", lambda D: np.clip(D, 0, 1, out=np.zeros((4, 6))), "numpy.clip"),
+    ("round out", lambda D: np.round(D, out=codistributed(np.zeros((4, 6)), D._codist)), "numpy.round"),
+    ("dot out", lambda D: np.dot(D.T, D, out=codistributed(np.zeros((6, 6)))), "numpy.dot"),
+    ("matmul stacks", lambda D: D @ codistributed(np.zeros((2, 6, 3))), "matmul"),
+    ("matmul kwargs", lambda D: np.matmul(D, D.T, axes=[(0, 1), (0, 1), (0, 1)]), "numpy.matmul"),
+    ("sum out", lambda D: D.sum(out=np.zeros(())), "sum"),
+    ("mean where", lambda D: D.mean(where=np.ones((4, 6), bool)), "mean"),
+    ("var mean=", lambda D: D.var(mean=np.zeros(())), "var"),
+    ("argmax out", lambda D: D.argmax(out=np.zeros((), np.intp)), "argmax"),
+    ("cumsum out", lambda D: D.cumsum(out=np.zeros(24)), "cumsum"),
+    ("reshape order F", lambda D: D.reshape(24, order="F"), "reshape"),
+    ("reshape 0-d", lambda D: D[:1, :1].reshape(()), "reshape"),
+    ("index None", lambda D: D[None], "indexing"),
+    ("index list", lambda D: D[[0, 1]], "indexing"),
+    ("index int mask", lambda D: D[codistributed(np.ones((4, 6), int), D._codist)], "indexing"),
+    ("mask of another shape", lambda D: D[np.ones(4, bool)], "indexing"),
+    ("strings", lambda D: codistributed(np.array(["a", "b"]), None).max(), "max"),
+]
+
+
+@pytest.mark.parametrize("layout", ["1d", "2dbc"])
+@pytest.mark.parametrize("label,call,op", UNSUPPORTED, ids=[u[0] for u in UNSUPPORTED])
+def test_unsupported_operations_name_the_operation_and_layout(label, call, op, layout):
+    """NotImplementedError, never a wrong answer; the message says which operation and on
+    which layout (at the client, arrays behave as on one lab)."""
+    D = codistributed(np.arange(24.0).reshape(4, 6), codistributor1d(1) if layout == "1d"
+                      else codistributor2dbc([1, 1], 2))
+    with pytest.raises(NotImplementedError) as info:
+        call(D)
+    text = str(info.value)
+    assert op in text, text
+    assert re.search(r"(1d|2dbc) layout", text), text
+    assert np.array_equal(gather(D), np.arange(24.0).reshape(4, 6))

@@ -123,7 +123,17 @@ def test_1e6_elements_global_indices_4_and_5_labs(pools):
         np.testing.assert_array_equal(gi[k], np.arange(250000 * (k - 1), 250000 * k))
         np.testing.assert_array_equal(rows[k], [0])
     assert [owner[k] for k in range(1, 5)] == [False, False, True, False]
-    # 5 labs: the same lookup with the index math at the client (a complete codistributor)
+    # 5 labs: on a real pool of 5, then with the index math at the client (a complete codistributor)
+    with spmdlab.Pool(5) as P5:
+        with spmd(pool=P5):
+            D5 = codistributed.zeros(1, 1e6)
+            gi5 = globalIndices(D5, 2)
+            owner5 = gi5[0] <= 612345 < gi5[-1] + 1
+            local5 = getLocalPart(D5).shape
+        for k in range(1, 6):
+            np.testing.assert_array_equal(gi5[k], np.arange(200000 * (k - 1), 200000 * k))
+            assert local5[k] == (1, 200000)
+        assert [owner5[k] for k in range(1, 6)] == [False, False, False, True, False]
     c = codistributor1d(2).complete((1, 10 ** 6), 5)
     assert c.Partition == [200000] * 5
     for k in range(1, 6):
@@ -351,6 +361,13 @@ def check_constructors():
         (codistributed.linspace(-3, 7), np.linspace(-3, 7, 100)),
         (codistributed.linspace(2, 2, 1), np.linspace(2, 2, 1)),
         (codistributed.linspace(0, 1, 0), np.linspace(0, 1, 0)),
+        # with a codistributor and dtype= (everything on the last lab: the others are empty)
+        (codistributed.colon(2, 3, 20, codist=codistributor1d(1, [0] * (n - 1) + [7]), dtype=np.float32),
+         np.arange(2, 21, 3, dtype=np.float32)),
+        (codistributed.linspace(-1, 1, 9, codist=codistributor1d(1, [9] + [0] * (n - 1)), dtype=np.float32),
+         np.linspace(-1, 1, 9, dtype=np.float32)),
+        (codistributed.linspace(0, 10, 6, dtype=np.int16), np.linspace(0, 10, 6).astype(np.int16)),
+        (codistributed.zeros(3, 4, dtype=np.complex64, codist=c2), np.zeros((3, 4), np.complex64)),
     ]
     for D, want in cases:
         G = gather(D)
@@ -370,6 +387,12 @@ def check_constructors():
     if n > 1:  # each lab has its own stream
         parts = [g[:, c] for c in [globalIndices(R, 2, k) for k in range(1, n + 1)] if len(c)]
         assert not any(np.array_equal(parts[0][:, :3], p[:, :3]) for p in parts[1:])
+    if n > 1:  # randn and randi too
+        for A, dim in ((N, 2), (I, 2)):
+            ga = gather(A)
+            parts = [ga[np.ix_(globalIndices(A, 1, k), globalIndices(A, 2, k))].ravel()[:8] for k in range(1, n + 1)]
+            assert not any(np.array_equal(parts[0], p) for p in parts[1:] if p.size == parts[0].size), parts
+        assert np.array_equal(gather(codistributed.randn(20, 50, c2, dtype=np.float32, seed=1)), gather(N))
     gn = gather(N)
     assert gn.dtype == np.float32 and gn.shape == (20, 50) and abs(gn.mean()) < 0.3 and 0.7 < gn.std() < 1.3
     gi = gather(I)
@@ -383,7 +406,7 @@ def check_constructors():
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4])
 def test_constructors_match_numpy(pools, n):
-    assert set(run(pools(n), check_constructors)) == {24}
+    assert set(run(pools(n), check_constructors)) == {28}
 
 
 def test_seeded_rand_is_reproducible_across_blocks(pools):
