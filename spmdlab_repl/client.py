@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import traceback
+import warnings
 from typing import Any
 
 from . import completion, inputs
@@ -66,13 +67,21 @@ class ClientConsole:
 
         hidden = _HIDDEN + (os.path.dirname(os.path.abspath(spmdlab.__file__)) + os.sep,)
         tb = traceback.TracebackException.from_exception(exc)
-        tb.stack = traceback.StackSummary.from_list(
-            [f for f in tb.stack if not os.path.abspath(f.filename).startswith(hidden)])
+        _trim(tb, hidden)
         text = "".join(tb.format())
         if not tb.stack:
             text = text.replace("Traceback (most recent call last):\n", "", 1)
         sys.stderr.write(text)
         sys.stderr.flush()
+
+    @staticmethod
+    def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+        """``warnings.showwarning`` for this REPL: a warning pointing at a typed input
+        (``<spmdlab-3>:1``, e.g. the pool restart notice) is one plain line."""
+        if str(filename).startswith("<spmdlab-"):
+            (file or sys.stderr).write(f"{category.__name__}: {message}\n")
+        else:
+            (file or sys.stderr).write(warnings.formatwarning(message, category, filename, lineno, line))
 
     def complete(self, text: str) -> tuple[str, list[str]]:
         """Tab completion from the client namespace (no lab involved)."""
@@ -81,6 +90,21 @@ class ClientConsole:
             return "", []
         obj, prefix = parts
         return prefix, completion.matches(completion.local_names(self.namespace, obj) or [], prefix, obj)
+
+
+def _trim(tb: traceback.TracebackException, hidden: tuple[str, ...]) -> bool:
+    """Drop frames under ``hidden`` from ``tb`` and the exceptions chained to it; an
+    implicitly chained spmdlab exception with no user frame left (the library's internal
+    ChannelClosed behind a LabDiedError) is dropped. True if ``tb`` keeps a frame."""
+    tb.stack = traceback.StackSummary.from_list(
+        [f for f in tb.stack if not os.path.abspath(f.filename).startswith(hidden)])
+    if tb.__cause__ is not None:  # `raise ... from e` is the user's choice: kept
+        _trim(tb.__cause__, hidden)
+    context = tb.__context__
+    if context is not None and not _trim(context, hidden) \
+            and getattr(context.exc_type, "__module__", "").startswith("spmdlab"):
+        tb.__context__ = None
+    return bool(tb.stack)
 
 
 def _toolbar() -> str:
@@ -108,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
 
     console = ClientConsole()
     console.preload()
+    warnings.showwarning = console.show_warning
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     if interactive and not args.quiet:
         print(BANNER.format(version=spmdlab.__version__, py=sys.version.split()[0]))

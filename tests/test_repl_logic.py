@@ -804,3 +804,52 @@ def test_pmode_argument_errors_are_short_and_clear(argv, message, capsys):
     assert code == 2 and out == ""
     assert message in err and err.endswith("\n(pmode help lists the commands)\n") or argv == ["exit"], err
     assert "usage:" not in err and len(err.splitlines()) <= 2
+
+
+def test_client_console_drops_the_librarys_chained_exceptions():
+    import os
+
+    from spmdlab.protocol import ChannelClosed
+    from spmdlab_repl.client import _trim
+
+    def library_recv():
+        raise ChannelClosed("connection closed")
+
+    def library_run():
+        try:
+            library_recv()
+        except ChannelClosed:
+            raise LabDiedError("Lab 2 died (exit status 3).", {2: 3})
+
+    def user_code():
+        try:
+            library_run()
+        except LabDiedError as exc:
+            raise ValueError("mine") from exc
+
+    here = (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
+    try:
+        library_run()
+    except LabDiedError as exc:
+        tb = traceback.TracebackException.from_exception(exc)
+    assert tb.__context__ is not None and not _trim(tb, here)
+    assert tb.__context__ is None  # "During handling ... ChannelClosed" is gone
+    assert "".join(tb.format()).endswith("LabDiedError: Lab 2 died (exit status 3).\n")
+    try:
+        user_code()
+    except ValueError as exc:
+        tb = traceback.TracebackException.from_exception(exc)
+    _trim(tb, here)
+    assert tb.__cause__ is not None  # an spmdlab error the user chained stays, without frames
+
+
+def test_client_console_warnings_about_typed_input_are_one_line():
+    from spmdlab_repl.client import ClientConsole
+
+    buf = io.StringIO()
+    ClientConsole.show_warning(RuntimeWarning("the previous lab pool died; starting a new one."), RuntimeWarning,
+                               "<spmdlab-3>", 1, buf)
+    assert buf.getvalue() == "RuntimeWarning: the previous lab pool died; starting a new one.\n"
+    buf = io.StringIO()
+    ClientConsole.show_warning(UserWarning("x"), UserWarning, "/tmp/mine.py", 7, buf, "warn()")
+    assert buf.getvalue() == "/tmp/mine.py:7: UserWarning: x\n  warn()\n"  # other warnings as Python shows them
