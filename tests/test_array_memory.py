@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import spmdlab
+from spmdlab import codist_elementwise as ew
 from spmdlab import (codistributed, codistributor1d, codistributor2dbc, distributed, gather,
                      redistribute, spmd)
 
@@ -114,3 +115,43 @@ def test_client_gather_holds_the_result_plus_small_receive_buffers(pool, monkeyp
         # the result, plus at most one 256 KiB slice per lab in flight
         assert 1.0 <= peak < 1.2, (codist, peak)
         del D, G
+
+
+def test_operations_on_a_1d_vector_allocate_no_index_arrays(pool):
+    """A 1-D array's layout is two numbers per lab: reductions, scalar and slice indexing,
+    argmax, a redistribution between 1-D layouts and elementwise chains must not build
+    index arrays as long as the local part (they once cost as much memory as the data)."""
+    def go():
+        import tracemalloc as _tm
+
+        D = codistributed.rand((N * N,), seed=2)  # 8 MB, 2 MB per lab
+        local = D._local.nbytes
+        peaks = {}
+
+        def measure(label, fn):
+            _tm.reset_peak()
+            before = _tm.get_traced_memory()[0]
+            result = fn()
+            peaks[label] = (_tm.get_traced_memory()[1] - before) / local
+            return result
+
+        measure("sum", lambda: D.sum())
+        measure("max axis 0", lambda: D.max(axis=0))
+        measure("argmax", lambda: D.argmax())
+        measure("mean", lambda: D.mean())
+        measure("D[i]", lambda: D[N * N // 2 + 3])
+        measure("D[a:b]", lambda: D[1000:3000])
+        measure("D[i] = v", lambda: D.__setitem__(N * N - 1, 0.5))
+        measure("globalIndices-free shape", lambda: D._codist.localShape(1, 4))
+        moved = measure("redistribute 1d", lambda: redistribute(D, codistributor1d(1, [N * N, 0, 0, 0])))
+        chain = measure("D * 2 + 1", lambda: D * 2 + 1)
+        return peaks, moved.shape, chain.shape
+
+    for peaks, shape, chain in spmdlab.spmd_run(go, pool=pool):
+        assert shape == (N * N,) and chain == (N * N,)
+        small = {k: v for k, v in peaks.items() if k not in ("redistribute 1d", "D * 2 + 1")}
+        assert all(v < 0.05 for v in small.values()), peaks
+        # a new local part (lab 1 gets all four parts: 4x) plus the exchange buffers
+        assert peaks["redistribute 1d"] <= 4 * 2 + 0.1, peaks
+        # D * 2 and D * 2 + 1 share one new array (the temporary is reused)
+        assert peaks["D * 2 + 1"] < 1.1 or not ew._CAN_ELIDE, peaks
