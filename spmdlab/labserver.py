@@ -117,8 +117,9 @@ def _compile_uncached(block: Block):
 
 def _register_source(block: Block) -> None:
     if block.filename.startswith("<") or not os.path.exists(block.filename):
-        lines = ["\n"] * (block.firstlineno - 1) + block.source.splitlines(True)
-        linecache.cache[block.filename] = (len(block.source), None, lines, block.filename)
+        source = block.source if block.source.endswith("\n") else block.source + "\n"
+        lines = ["\n"] * (block.firstlineno - 1) + source.splitlines(True)
+        linecache.cache[block.filename] = (len(source), None, lines, block.filename)
 
 
 class LabServer:

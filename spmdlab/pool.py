@@ -460,7 +460,7 @@ class Pool:
             text = f"the lab job ended ({_describe_status(self._proc.returncode)})"
         raise LabDiedError(
             f"{text[0].upper()}{text[1:]}. The pool is gone and values stored on the labs were lost; "
-            "the next spmd block starts a fresh pool.", statuses)
+            "the next spmd block starts a fresh pool.", statuses) from None
 
 
 _live_pools: "weakref.WeakSet[Pool]" = weakref.WeakSet()

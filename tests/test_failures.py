@@ -117,6 +117,7 @@ def test_lab_death_is_reported_and_a_fresh_pool_follows(how, status):
             labBarrier()
     assert time.monotonic() - start < 2.5
     assert str(info.value).startswith(f"Lab 2 died ({status}).")
+    assert info.value.__suppress_context__  # no internal ChannelClosed traceback above it
     assert "the next spmd block starts a fresh pool" in str(info.value)
     assert pool.state == "dead"
     dead_pids = [old._proc.pid]
@@ -226,3 +227,14 @@ def test_timeout_gives_up_on_a_lab_stuck_in_compiled_code():
         assert s[1] == 3
     finally:
         pool.close()
+
+
+def test_error_markers_line_up_in_source_without_a_final_newline(pool2):
+    """Typed input (REPLs) may lack a final newline; tracebacks still point at the code."""
+    from spmdlab.protocol import Block
+
+    with pytest.raises(SpmdError) as info:
+        pool2.run(Block(epoch=0, source="x = 1\ny = x + None", filename="<typed>"))
+    lines = str(info.value).splitlines()
+    code = lines.index("    y = x + None")
+    assert lines[code + 1] == "        ~~^~~~~~"
