@@ -237,4 +237,5 @@ def test_error_markers_line_up_in_source_without_a_final_newline(pool2):
         pool2.run(Block(epoch=0, source="x = 1\ny = x + None", filename="<typed>"))
     lines = str(info.value).splitlines()
     code = lines.index("    y = x + None")
-    assert lines[code + 1] == "        ~~^~~~~~"
+    if sys.version_info >= (3, 11):  # error markers exist from Python 3.11 on
+        assert lines[code + 1] == "        ~~^~~~~~"
