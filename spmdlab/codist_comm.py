@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import runtime
-from .codistributor import codistributor1d
+from .codistributor import codistributor1d, codistributor2dbc
 
 
 class _LazyComm:
@@ -93,6 +93,51 @@ def _labs_of(D, what: str) -> tuple:
     if m != n:
         raise ValueError(f"{what}: the array is distributed over {m} labs but this block runs on {n}")
     return lab, n
+
+
+_CODISTRIBUTORS = (codistributor1d, codistributor2dbc)
+
+
+def _codist_numlabs(c) -> int:
+    """The number of labs a complete codistributor is laid out for."""
+    if isinstance(c, codistributor1d):
+        return len(c.Partition)
+    grid = c.LabGrid
+    return grid[0] * grid[1]
+
+
+def _check_codist_arg(codist: Any, what: str) -> None:
+    if codist is not None and not isinstance(codist, _CODISTRIBUTORS):
+        raise TypeError(f"{what}: the distribution scheme must be a codistributor1d or "
+                        f"codistributor2dbc, got {type(codist).__name__}")
+
+
+def _complete(codist, shape: Tuple[int, ...], n: int):
+    """``codist`` (or the default codistributor1d()) completed for ``shape`` on n labs."""
+    if codist is None:
+        codist = codistributor1d()
+    if codist.isComplete() and codist.GlobalSize == tuple(shape) and _codist_numlabs(codist) == n:
+        return codist
+    if codist.isComplete() and codist.GlobalSize == tuple(shape):
+        if isinstance(codist, codistributor1d):
+            raise ValueError(f"the codistributor's partition {codist.Partition} is for "
+                             f"{len(codist.Partition)} labs but there are {n} labs")
+        raise ValueError(f"the codistributor's lab grid {codist.LabGrid} holds "
+                         f"{_codist_numlabs(codist)} labs but there are {n} labs")
+    return codist.complete(tuple(shape), n)
+
+
+def _check_dtype(dtype: np.dtype) -> Optional[str]:
+    if dtype.hasobject:
+        return (f"arrays of dtype {dtype} cannot be codistributed: elements must be "
+                "plain data (numbers, bools, fixed-width strings), not Python objects")
+    return None
+
+
+def _need(D: Any, what: str) -> "codistributed":
+    if not isinstance(D, _cls()):
+        raise TypeError(f"{what} needs a codistributed array, got {type(D).__name__}")
+    return D
 
 
 @functools.lru_cache(maxsize=256)

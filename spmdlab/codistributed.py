@@ -2,8 +2,10 @@
 
 A ``codistributed`` array lives inside ``spmd`` blocks: every lab stores only its local
 part (a numpy array, ``_local``) and a complete codistributor (``_codist``) that maps
-global indices to labs. The numpy operations come from the ``CodistOps`` mixin; this
-module holds creation, reading, ``gather`` and ``redistribute``.
+global indices to labs. The numpy operations come from the ``CodistOps`` mixin, the
+constructors from sizes (``zeros``, ``rand``, ...) from ``CodistConstructors``
+(``codist_create``), and ``gather``/``redistribute`` live in ``codist_transfer``; this
+module holds the class, ``codistributed(X)``, ``build`` and the reading functions.
 
 Numbering (DESIGN §1): labs are 1..numlabs, dimensions passed as ``dim`` are 1-based
 (``axis=`` is the 0-based alternative), element indices are 0-based.
@@ -17,18 +19,20 @@ on a lab outside a block, arrays behave as on a pool of one lab.
 """
 from __future__ import annotations
 
-import itertools
 import math
-import numbers
 import pickle
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
 from . import runtime
 from .checks import check_lab
+from .codist_comm import (_CODISTRIBUTORS, _check_codist_arg, _check_dtype, _codist_numlabs, _complete,
+                          _here, _need)
+from .codist_create import CodistConstructors
 from .codist_ops import CodistOps
-from .codistributor import codistributor1d, codistributor2dbc, sel_array, sel_len, transfer_regions
+from .codist_transfer import _take, gather, redistribute
+from .codistributor import codistributor1d, codistributor2dbc
 
 __all__ = ["codistributed", "getLocalPart", "getCodistributor", "globalIndices",
            "redistribute", "gather", "iscodistributed"]
@@ -46,43 +50,7 @@ class _LazyComm:
 
 comm = _LazyComm()
 
-_CODISTRIBUTORS = (codistributor1d, codistributor2dbc)
 _HEADER_BYTES = 2048
-
-
-# --------------------------------------------------------------------------- where we are
-def _here() -> Tuple[int, int]:
-    """``(labindex, numlabs)`` of the running block; ``(1, 1)`` at the client."""
-    return runtime.state.index, runtime.state.size
-
-
-def _codist_numlabs(c) -> int:
-    """The number of labs a complete codistributor is laid out for."""
-    if isinstance(c, codistributor1d):
-        return len(c.Partition)
-    grid = c.LabGrid
-    return grid[0] * grid[1]
-
-
-def _check_codist_arg(codist: Any, what: str) -> None:
-    if codist is not None and not isinstance(codist, _CODISTRIBUTORS):
-        raise TypeError(f"{what}: the distribution scheme must be a codistributor1d or "
-                        f"codistributor2dbc, got {type(codist).__name__}")
-
-
-def _complete(codist, shape: Tuple[int, ...], n: int):
-    """``codist`` (or the default codistributor1d()) completed for ``shape`` on n labs."""
-    if codist is None:
-        codist = codistributor1d()
-    if codist.isComplete() and codist.GlobalSize == tuple(shape) and _codist_numlabs(codist) == n:
-        return codist
-    if codist.isComplete() and codist.GlobalSize == tuple(shape):
-        if isinstance(codist, codistributor1d):
-            raise ValueError(f"the codistributor's partition {codist.Partition} is for "
-                             f"{len(codist.Partition)} labs but there are {n} labs")
-        raise ValueError(f"the codistributor's lab grid {codist.LabGrid} holds "
-                         f"{_codist_numlabs(codist)} labs but there are {n} labs")
-    return codist.complete(tuple(shape), n)
 
 
 # --------------------------------------------------------------------------- collectives
@@ -137,192 +105,12 @@ def _check_same_codist(codists: list, what: str) -> None:
         raise ValueError(f"{what}: use the same codistributor on every lab; got {detail}")
 
 
-def _check_dtype(dtype: np.dtype) -> Optional[str]:
-    if dtype.hasobject:
-        return (f"arrays of dtype {dtype} cannot be codistributed: elements must be "
-                "plain data (numbers, bools, fixed-width strings), not Python objects")
-    return None
-
-
-# --------------------------------------------------------------------------- index helpers
-def _as_slice(ix) -> Optional[slice]:
-    if isinstance(ix, slice):
-        return ix
-    if ix.size == 0:
-        return slice(0, 0)
-    lo, hi = int(ix[0]), int(ix[-1])
-    if hi - lo + 1 == ix.size and (ix.size < 3 or bool(np.all(np.diff(ix) == 1))):
-        return slice(lo, hi + 1)
-    return None
-
-
-def _region(index: Sequence) -> tuple:
-    """An indexing tuple selecting the Cartesian product of per-dimension selections
-    (slices or index arrays): slices where contiguous (views), fancy indexing only where
-    needed."""
-    slices = [_as_slice(ix if isinstance(ix, slice) else np.asarray(ix)) for ix in index]
-    fancy = [k for k, s in enumerate(slices) if s is None]
-    if len(fancy) <= 1:
-        return tuple(s if s is not None else np.asarray(index[k]) for k, s in enumerate(slices))
-    return np.ix_(*[sel_array(ix) for ix in index])
-
-
-_MAX_RUN_COMBOS = 4096
-
-
-def _joint_runs(src, dst) -> list:
-    """Maximal stretches where both aligned index sets step by one:
-    ``[(src_start, src_stop, dst_start, dst_stop), ...]``."""
-    if isinstance(src, slice) and isinstance(dst, slice):
-        return [(src.start, src.stop, dst.start, dst.stop)] if src.stop > src.start else []
-    src, dst = sel_array(src), sel_array(dst)
-    if src.size == 0:
-        return []
-    breaks = np.flatnonzero((np.diff(src) != 1) | (np.diff(dst) != 1)) + 1
-    starts = np.concatenate(([0], breaks)).tolist()
-    ends = np.concatenate((breaks, [src.size])).tolist()
-    s0, d0 = src[starts].tolist(), dst[starts].tolist()
-    return [(a, a + e - b, c, c + e - b) for a, c, b, e in zip(s0, d0, starts, ends)]
-
-
-def _copy_region(dst: np.ndarray, dst_index: Sequence, src: np.ndarray, src_index: Sequence) -> None:
-    """``dst[np.ix_(*dst_index)] = src[np.ix_(*src_index)]`` for aligned per-dimension
-    selections (slices, index arrays, or None: all of that dimension, in order). Copies
-    runs of contiguous indices with slices (block-cyclic layouts have few, long runs);
-    falls back to fancy indexing when there are very many short runs."""
-    runs = []
-    combos = 1
-    for d in range(dst.ndim):
-        si = slice(0, src.shape[d]) if src_index[d] is None else src_index[d]
-        di = slice(0, dst.shape[d]) if dst_index[d] is None else dst_index[d]
-        if sel_len(si) != sel_len(di):
-            raise ValueError(f"internal error: index lengths differ along dimension {d + 1}")
-        r = _joint_runs(si, di)
-        if not r:
-            return
-        runs.append(r)
-        combos *= len(r)
-    if dst.ndim == 0:
-        dst[()] = src[()]
-        return
-    if combos <= _MAX_RUN_COMBOS:
-        for combo in itertools.product(*runs):
-            dst[tuple(slice(c[2], c[3]) for c in combo)] = src[tuple(slice(c[0], c[1]) for c in combo)]
-        return
-    full = lambda ix, n: slice(0, n) if ix is None else ix  # noqa: E731
-    dst[_region([full(ix, n) for ix, n in zip(dst_index, dst.shape)])] = \
-        src[_region([full(ix, n) for ix, n in zip(src_index, src.shape)])]
-
-
-def _take(a: np.ndarray, index: Sequence) -> np.ndarray:
-    """``a[np.ix_(*index)]``: a view when every selection is a contiguous range, else a copy."""
-    slices = [_as_slice(ix if isinstance(ix, slice) else np.asarray(ix)) for ix in index]
-    if all(s is not None for s in slices):
-        return a[tuple(slices)]
-    out = np.empty(tuple(sel_len(ix) for ix in index), dtype=a.dtype)
-    _copy_region(out, [None] * out.ndim, a, index)
-    return out
-
-
-def _put(a: np.ndarray, index: Sequence, value: np.ndarray) -> None:
-    """``a[np.ix_(*index)] = value``."""
-    _copy_region(a, index, np.asarray(value), [None] * a.ndim)
-
-
-def _bytes_of(a: np.ndarray) -> np.ndarray:
-    """A C-contiguous array's memory as a flat uint8 array (no copy when contiguous)."""
-    a = np.ascontiguousarray(a)
-    if a.dtype.itemsize == 0 or a.size == 0:
-        return np.empty(0, dtype=np.uint8)
-    return a.reshape(-1).view(np.uint8)
-
-
-# --------------------------------------------------------------------------- argument parsing
-def _size_value(x: Any, what: str) -> int:
-    if isinstance(x, (bool, np.bool_)):
-        raise TypeError(f"{what}: sizes must be whole numbers, got {x!r}")
-    if isinstance(x, numbers.Integral):
-        v = int(x)
-    elif isinstance(x, numbers.Real) and float(x).is_integer():
-        v = int(x)  # MATLAB sizes are doubles: 1e6 is fine
-    else:
-        raise TypeError(f"{what}: sizes must be whole numbers, got {x!r}")
-    if v < 0:
-        raise ValueError(f"{what}: sizes must be >= 0, got {v}")
-    return v
-
-
-def _is_dtype_like(x: Any) -> bool:
-    if isinstance(x, (np.dtype, type)):
-        return True
-    if isinstance(x, str):
-        try:
-            np.dtype(x)
-            return True
-        except TypeError:
-            return False
-    return False
-
-
-def _is_size_like(x: Any) -> bool:
-    return isinstance(x, (numbers.Real, tuple, list, np.ndarray)) and not isinstance(x, (bool, np.bool_))
-
-
-def _parse(args: tuple, codist: Any, dtype: Any, what: str, square: bool = True):
-    """MATLAB-style ``(m, n, ..., [codist], [dtype/'noCommunication'])`` or
-    ``((m, n, ...), [codist], ...)`` -> ``(shape, codist, dtype)``.
-
-    One whole number n means n-by-n, as MATLAB's ``zeros(n)``; a tuple is the shape
-    as given (so ``(n,)`` makes a 1-D array); no size means 1-by-1.
-    """
-    args = list(args)
-    while args and not _is_size_like(args[-1]):
-        tail = args.pop()
-        if isinstance(tail, _CODISTRIBUTORS):
-            if codist is not None:
-                raise TypeError(f"{what}: the codistributor was given twice")
-            codist = tail
-        elif isinstance(tail, str) and tail.lower() == "nocommunication":
-            pass  # constructors never communicate anyway
-        elif _is_dtype_like(tail):
-            if dtype is not None:
-                raise TypeError(f"{what}: the dtype was given twice")
-            dtype = tail
-        else:
-            raise TypeError(f"{what}: unexpected argument {tail!r} (expected sizes, then "
-                            "optionally a codistributor and a dtype)")
-    _check_codist_arg(codist, what)
-    if len(args) == 1 and isinstance(args[0], (tuple, list, np.ndarray)):
-        shape = tuple(_size_value(s, what) for s in np.asarray(args[0]).reshape(-1).tolist()) \
-            if not isinstance(args[0], (tuple, list)) else tuple(_size_value(s, what) for s in args[0])
-    elif any(isinstance(a, (tuple, list, np.ndarray)) for a in args):
-        raise TypeError(f"{what}: give the size as whole numbers (m, n, ...) or one tuple, not a mix")
-    elif len(args) == 0:
-        shape = (1, 1)
-    elif len(args) == 1 and square:
-        n = _size_value(args[0], what)
-        shape = (n, n)
-    else:
-        shape = tuple(_size_value(a, what) for a in args)
-    if len(shape) == 0:
-        raise ValueError(f"{what}: a codistributed array needs at least one dimension")
-    if dtype is not None:
-        try:
-            dtype = np.dtype(dtype)
-        except TypeError as exc:
-            raise TypeError(f"{what}: invalid dtype {dtype!r}: {exc}") from None
-        error = _check_dtype(dtype)
-        if error:
-            raise TypeError(f"{what}: {error}")
-    return shape, codist, dtype
-
-
 # --------------------------------------------------------------------------- the class
 def _rebuild(local: np.ndarray, codist) -> "codistributed":
     return codistributed._from_local(local, codist)
 
 
-class codistributed(CodistOps):
+class codistributed(CodistOps, CodistConstructors):
     """An array distributed over the labs of an ``spmd`` block; each lab stores its part.
 
     ``codistributed(X)`` distributes ``X``, which must be the same on every lab (each lab
@@ -431,186 +219,7 @@ class codistributed(CodistOps):
                              f"{codist!r}: {detail}")
         return cls._from_local(L, codist)
 
-    # ---- constructors -------------------------------------------------------------------
-    @classmethod
-    def _filled(cls, what: str, args: tuple, codist, dtype, fill, default=np.float64,
-                allowed: str = "") -> "codistributed":
-        shape, codist, dtype = _parse(args, codist, dtype, what)
-        dtype = np.dtype(default) if dtype is None else dtype
-        if allowed and dtype.kind not in allowed:
-            raise TypeError(f"{what}: dtype {dtype} is not allowed here")
-        lab, n = _here()
-        codist = _complete(codist, shape, n)
-        return cls._from_local(np.full(codist.localShape(lab, n), fill, dtype=dtype), codist)
-
-    @classmethod
-    def zeros(cls, *args, codist=None, dtype=None) -> "codistributed":
-        """``codistributed.zeros(m, n, ..., codist, dtype=)``: all zeros (float64 default)."""
-        return cls._filled("codistributed.zeros", args, codist, dtype, 0)
-
-    @classmethod
-    def ones(cls, *args, codist=None, dtype=None) -> "codistributed":
-        """``codistributed.ones(m, n, ..., codist, dtype=)``: all ones."""
-        return cls._filled("codistributed.ones", args, codist, dtype, 1)
-
-    @classmethod
-    def inf(cls, *args, codist=None, dtype=None) -> "codistributed":
-        """``codistributed.inf(m, n, ..., codist)``: all ``inf`` (a float or complex dtype)."""
-        return cls._filled("codistributed.inf", args, codist, dtype, np.inf, allowed="fc")
-
-    Inf = inf
-
-    @classmethod
-    def nan(cls, *args, codist=None, dtype=None) -> "codistributed":
-        """``codistributed.nan(m, n, ..., codist)``: all ``nan`` (a float or complex dtype)."""
-        return cls._filled("codistributed.nan", args, codist, dtype, np.nan, allowed="fc")
-
-    NaN = nan
-
-    @classmethod
-    def true(cls, *args, codist=None) -> "codistributed":
-        """``codistributed.true(m, n, ..., codist)``: a bool array of True."""
-        return cls._filled("codistributed.true", args, codist, None, True, default=np.bool_, allowed="b")
-
-    @classmethod
-    def false(cls, *args, codist=None) -> "codistributed":
-        """``codistributed.false(m, n, ..., codist)``: a bool array of False."""
-        return cls._filled("codistributed.false", args, codist, None, False, default=np.bool_, allowed="b")
-
-    @classmethod
-    def eye(cls, *args, codist=None, dtype=None) -> "codistributed":
-        """``codistributed.eye(n)`` (n-by-n), ``eye(m, n)``, ``eye((m, n))``: the identity."""
-        what = "codistributed.eye"
-        shape, codist, dtype = _parse(args, codist, dtype, what)
-        if len(shape) != 2:
-            raise ValueError(f"{what}: the identity is 2-D; got size {shape}")
-        dtype = np.dtype(np.float64) if dtype is None else dtype
-        lab, n = _here()
-        codist = _complete(codist, shape, n)
-        rows, cols = codist.localIndices(lab, n)
-        local = (rows[:, None] == cols[None, :]).astype(dtype)
-        return cls._from_local(local, codist)
-
-    @staticmethod
-    def _rng(seed) -> np.random.Generator:
-        lab, _ = _here()
-        if seed is None:
-            return np.random.default_rng()  # fresh entropy: a different stream on each lab
-        if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (numbers.Integral, Sequence)):
-            raise TypeError(f"seed must be a non-negative integer (or a sequence of them), got {seed!r}")
-        try:
-            seq = np.random.SeedSequence(seed, spawn_key=(lab - 1,))
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"invalid seed {seed!r}: {exc}") from None
-        return np.random.default_rng(seq)
-
-    @classmethod
-    def rand(cls, *args, codist=None, dtype=None, seed=None) -> "codistributed":
-        """Uniform on [0, 1). Each lab draws from its own stream; ``seed=`` makes the
-        result reproducible (lab k uses ``SeedSequence(seed, spawn_key=(k-1,))``)."""
-        what = "codistributed.rand"
-        shape, codist, dtype = _parse(args, codist, dtype, what)
-        dtype = np.dtype(np.float64) if dtype is None else dtype
-        if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
-            raise TypeError(f"{what}: dtype must be float32 or float64, got {dtype}")
-        lab, n = _here()
-        codist = _complete(codist, shape, n)
-        rng = cls._rng(seed)
-        return cls._from_local(rng.random(codist.localShape(lab, n), dtype=dtype), codist)
-
-    @classmethod
-    def randn(cls, *args, codist=None, dtype=None, seed=None) -> "codistributed":
-        """Standard normal values; streams as :meth:`rand`."""
-        what = "codistributed.randn"
-        shape, codist, dtype = _parse(args, codist, dtype, what)
-        dtype = np.dtype(np.float64) if dtype is None else dtype
-        if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
-            raise TypeError(f"{what}: dtype must be float32 or float64, got {dtype}")
-        lab, n = _here()
-        codist = _complete(codist, shape, n)
-        rng = cls._rng(seed)
-        return cls._from_local(rng.standard_normal(codist.localShape(lab, n), dtype=dtype), codist)
-
-    @classmethod
-    def randi(cls, imax, *args, codist=None, dtype=None, seed=None) -> "codistributed":
-        """``randi(imax, m, n, ...)``: integers in 1..imax; ``randi([imin, imax], ...)``:
-        in imin..imax (inclusive, as MATLAB). Default dtype int64."""
-        what = "codistributed.randi"
-        if isinstance(imax, (tuple, list, np.ndarray)):
-            bounds = list(np.asarray(imax).reshape(-1).tolist())
-            if len(bounds) != 2:
-                raise ValueError(f"{what}: the range must be imax or [imin, imax], got {imax!r}")
-            lo, hi = bounds
-        else:
-            lo, hi = 1, imax
-        for v in (lo, hi):
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not float(v).is_integer():
-                raise TypeError(f"{what}: the range limits must be whole numbers, got {imax!r}")
-        lo, hi = int(lo), int(hi)
-        if hi < lo:
-            raise ValueError(f"{what}: the range [{lo}, {hi}] is empty (imax must be >= imin)")
-        shape, codist, dtype = _parse(args, codist, dtype, what)
-        dtype = np.dtype(np.int64) if dtype is None else dtype
-        if dtype.kind not in "iuf":
-            raise TypeError(f"{what}: dtype must be an integer or float type, got {dtype}")
-        lab, n = _here()
-        codist = _complete(codist, shape, n)
-        rng = cls._rng(seed)
-        local = rng.integers(lo, hi, size=codist.localShape(lab, n), endpoint=True, dtype=np.int64)
-        return cls._from_local(local.astype(dtype, copy=False), codist)
-
-    @classmethod
-    def colon(cls, a, d, b=None, *, codist=None, dtype=None) -> "codistributed":
-        """MATLAB's ``a:d:b`` (``colon(a, b)`` is ``a:1:b``) as a 1-D codistributed array;
-        the end ``b`` is included when it is reached, as in MATLAB."""
-        what = "codistributed.colon"
-        if b is None:
-            a, d, b = a, 1, d
-        _check_codist_arg(codist, what)
-        for v in (a, d, b):
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
-                raise TypeError(f"{what}: a, d and b must be real numbers, got {v!r}")
-        if not all(math.isfinite(v) for v in (a, d, b)):
-            raise ValueError(f"{what}: a, d and b must be finite")
-        integral = all(isinstance(v, numbers.Integral) for v in (a, d, b))
-        if d == 0 or (d > 0 and b < a) or (d < 0 and b > a):
-            count = 0
-        elif integral:
-            count = (int(b) - int(a)) // int(d) + 1
-        else:
-            count = int(math.floor((b - a) / d + 1e-10)) + 1
-        if dtype is None:
-            dtype = np.dtype(np.int64) if integral else np.dtype(np.float64)
-        dtype = np.dtype(dtype)
-        lab, n = _here()
-        codist = _complete(codist, (count,), n)
-        idx = codist.localIndices(lab, n)[0]
-        local = (a + idx * d) if integral else (a + idx.astype(np.float64) * d)
-        return cls._from_local(np.asarray(local).astype(dtype, copy=False), codist)
-
-    @classmethod
-    def linspace(cls, a, b, n: int = 100, *, codist=None, dtype=None) -> "codistributed":
-        """``n`` evenly spaced values from ``a`` to ``b`` inclusive (MATLAB default n=100),
-        as ``np.linspace``; a 1-D codistributed array."""
-        what = "codistributed.linspace"
-        _check_codist_arg(codist, what)
-        for v in (a, b):
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Number):
-                raise TypeError(f"{what}: the end points must be numbers, got {v!r}")
-        count = _size_value(n, what)
-        lab, labs = _here()
-        codist = _complete(codist, (count,), labs)
-        idx = codist.localIndices(lab, labs)[0]
-        dt = np.result_type(np.float64, np.asarray(a).dtype, np.asarray(b).dtype)
-        if count > 1:
-            step = (b - a) / (count - 1)
-            local = idx.astype(dt) * step + a
-            local[idx == count - 1] = b
-        else:
-            local = np.full(idx.shape, a, dtype=dt)
-        if dtype is not None:
-            local = local.astype(np.dtype(dtype))
-        return cls._from_local(local, codist)
+    # (the constructors from sizes, zeros ... linspace, come from CodistConstructors)
 
     # ---- properties ----------------------------------------------------------------------
     @property
@@ -710,12 +319,6 @@ def iscodistributed(X: Any) -> bool:
     return isinstance(X, codistributed)
 
 
-def _need(D: Any, what: str) -> codistributed:
-    if not isinstance(D, codistributed):
-        raise TypeError(f"{what} needs a codistributed array, got {type(D).__name__}")
-    return D
-
-
 def getLocalPart(D: codistributed) -> np.ndarray:
     """This lab's part of ``D`` (the stored numpy array itself, not a copy)."""
     return _need(D, "getLocalPart")._local
@@ -763,127 +366,3 @@ def globalIndices(D: Any, dim: Optional[int] = None, lab: Optional[int] = None, 
     return codist.globalIndices(dim, lab, n, axis=axis)
 
 
-def redistribute(D: codistributed, codist=None) -> codistributed:
-    """``D`` with the layout ``codist`` (default: ``codistributor1d()``), moved with one
-    all-to-all exchange; no lab ever holds more than its old and new parts."""
-    what = "redistribute"
-    if not isinstance(D, codistributed) and getattr(type(D), "_spmdlab_input", None) is not None \
-            and hasattr(D, "redistribute"):
-        return D.redistribute(codist)  # a client distributed array: moved on the labs
-    _need(D, what)
-    _check_codist_arg(codist, what)
-    lab, n = _here()
-    src = D._codist
-    if _codist_numlabs(src) != n:
-        raise ValueError(f"{what}: the array is distributed over {_codist_numlabs(src)} labs "
-                         f"but this block runs on {n}")
-    target = _complete(codist, D.shape, n)
-    if target == src:
-        return D.copy()
-    dtype = D.dtype
-    local = D._local
-    new = np.empty(target.localShape(lab, n), dtype=dtype)
-    plan = transfer_regions(src, target, n, lab=lab)
-    sends = plan[lab - 1]
-    recvs = [plan[s][lab - 1] for s in range(n)]
-    mine = sends[lab - 1]
-    if mine.size:
-        _copy_region(new, mine.dst_index, local, mine.src_index)
-    if n == 1:
-        return codistributed._from_local(new, target)
-    item = dtype.itemsize
-    scounts = np.array([0 if t.dst_lab == lab else t.size * item for t in sends], dtype=np.int64)
-    rcounts = np.array([0 if t.src_lab == lab else t.size * item for t in recvs], dtype=np.int64)
-    sdispl = np.concatenate(([0], np.cumsum(scounts)[:-1])).astype(np.int64)
-    rdispl = np.concatenate(([0], np.cumsum(rcounts)[:-1])).astype(np.int64)
-    sendbuf = np.empty(int(scounts.sum()), dtype=np.uint8)
-    for t, off, cnt in zip(sends, sdispl, scounts):
-        if cnt:
-            _copy_region(sendbuf[off:off + cnt].view(dtype).reshape(t.shape), [None] * len(t.shape),
-                         local, t.src_index)
-    recvbuf = np.empty(int(rcounts.sum()), dtype=np.uint8)
-    MPI = comm.MPI
-    c = comm.block()
-    request = c.Ialltoallv([sendbuf, (scounts, sdispl), MPI.BYTE], [recvbuf, (rcounts, rdispl), MPI.BYTE])
-    comm.wait(request, what, keep=(sendbuf, recvbuf, scounts, rcounts, sdispl, rdispl))
-    del sendbuf
-    for t, off, cnt in zip(recvs, rdispl, rcounts):
-        if cnt:
-            _copy_region(new, t.dst_index, recvbuf[off:off + cnt].view(dtype).reshape(t.shape),
-                         [None] * len(t.shape))
-    return codistributed._from_local(new, target)
-
-
-def _assemble(shape, dtype, codist, parts) -> np.ndarray:
-    """The global array from ``parts`` (lab order) laid out by ``codist``."""
-    n = _codist_numlabs(codist)
-    out = np.empty(shape, dtype=dtype)
-    for lab in range(1, n + 1):
-        part = parts[lab - 1]
-        if part.size:
-            _put(out, codist.localSelection(lab, n), part)
-    return out
-
-
-def _concatenates(codist, shape) -> bool:
-    """True when the local parts, in lab order, are the global array's C-order bytes."""
-    return isinstance(codist, codistributor1d) and math.prod(shape[:codist.Dimension - 1]) == 1
-
-
-def gather(D: Any, lab: Optional[int] = None) -> Any:
-    """The whole array as a numpy array.
-
-    On a lab: ``gather(D)`` gives it to every lab, ``gather(D, lab)`` to that lab only
-    (the others get an empty array); one collective. At the client, ``gather`` of a
-    ``distributed`` array fetches it from the labs. Anything else is returned as is.
-    """
-    if not isinstance(D, codistributed):
-        hook = getattr(type(D), "_spmdlab_gather", None)
-        if hook is not None:
-            if lab is not None:
-                raise TypeError("gather(D, lab) is for codistributed arrays inside spmd; "
-                                "at the client use gather(D)")
-            return hook(D)
-        return D
-    what = "gather" if lab is None else f"gather(D, {lab})"
-    me, n = _here()
-    codist = D._codist
-    if _codist_numlabs(codist) != n:
-        raise ValueError(f"{what}: the array is distributed over {_codist_numlabs(codist)} labs "
-                         f"but this block runs on {n}")
-    root = None if lab is None else check_lab(lab, n, "lab") - 1
-    shape, dtype = D.shape, D.dtype
-    if n == 1:
-        return np.array(D._local, copy=True).reshape(shape)
-    item = dtype.itemsize
-    counts = np.array([math.prod(codist.localShape(k, n)) * item for k in range(1, n + 1)], dtype=np.int64)
-    displs = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-    send = _bytes_of(D._local)
-    receiving = root is None or root == me - 1
-    MPI = comm.MPI
-    c = comm.block()
-    whole = _concatenates(codist, shape)
-    result = None
-    if receiving:
-        if whole:
-            result = np.empty(shape, dtype=dtype)
-            recv = _bytes_of(result) if result.size and item else np.empty(0, np.uint8)
-            if recv.size and not np.shares_memory(recv, result):
-                whole = False
-        if not whole:
-            recv = np.empty(int(counts.sum()), dtype=np.uint8)
-        spec = [recv, (counts, displs), MPI.BYTE]
-    else:
-        recv, spec = None, None
-    if root is None:
-        request = c.Iallgatherv([send, MPI.BYTE], spec)
-    else:
-        request = c.Igatherv([send, MPI.BYTE], spec, root)
-    comm.wait(request, what, keep=(send, recv, counts, displs))
-    if not receiving:
-        return np.empty((0,) * len(shape), dtype=dtype)
-    if whole:
-        return result
-    parts = [recv[o:o + k].view(dtype).reshape(codist.localShape(lab_, n))
-             for lab_, (o, k) in enumerate(zip(displs, counts), start=1)]
-    return _assemble(shape, dtype, codist, parts)

@@ -22,8 +22,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .codistributed import (_check_codist_arg, _check_dtype, _codist_numlabs, _complete, _copy_region,
-                            _rebuild, _take, codistributed)
+from .codist_comm import _check_codist_arg, _check_dtype, _codist_numlabs, _complete
+from .codist_transfer import _copy_region, _take
+from .codistributed import _rebuild, codistributed
 from .errors import SpmdError, lab_ranges
 from .protocol import Block
 
