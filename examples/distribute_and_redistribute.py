@@ -64,10 +64,9 @@ with parpool(args.labs) as pool:
     show("2. D = redistribute(D, codistributor1d(1)): the same matrix by rows:", about)
     step2_parts, step2 = list(step2_parts), gather(D)
 
-    # 3. build from local parts. defaultPartition is given numlabs() explicitly: this
-    #    spmdlab version requires it (MATLAB's takes only N).
+    # 3. build from local parts.
     with spmd():
-        codistr = codistributor1d(2, codistributor1d.defaultPartition(N, numlabs()), (N, N))
+        codistr = codistributor1d(2, codistributor1d.defaultPartition(N), (N, N))
         L = labindex() * np.ones((N, codistr.Partition[labindex() - 1]))  # Partition is a list: 0-based
         D = codistributed.build(L, codistr)
         symmetric = int((D == D.T).sum())           # MATLAB: nnz(D == D')

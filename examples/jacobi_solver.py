@@ -21,7 +21,7 @@ import numpy as np
 
 from common import check, check_close, check_equal, labs_text, parse_args, ranges, report
 from spmdlab import (codistributed, codistributor1d, gather, gcat, getLocalPart, globalIndices, gplus,
-                     numlabs, parpool, spmd)
+                     parpool, spmd)
 
 args = parse_args(__doc__, size=200, size_help="n: unknowns",
                   tol=(1e-10, "stop when ||b - A x|| <= tol ||b||"),
@@ -43,9 +43,8 @@ def matrix_rows(rows, n):
 with parpool(args.labs) as pool:
     with spmd():
         # A complete codistributor knows the global size and every lab's share, so a lab
-        # can ask for its rows before any array exists. (defaultPartition is given
-        # numlabs() explicitly: this spmdlab version requires it.)
-        layout = codistributor1d(1, codistributor1d.defaultPartition(n, numlabs()), (n, n))
+        # can ask for its rows before any array exists.
+        layout = codistributor1d(1, codistributor1d.defaultPartition(n), (n, n))
         rows = globalIndices(layout, 1)
         A = codistributed.build(matrix_rows(rows, n), layout)
         mine = getLocalPart(A)                      # my rows of A

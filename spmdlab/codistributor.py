@@ -17,6 +17,8 @@ from typing import Any, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from . import runtime  # no MPI: only the running block's numlabs() for MATLAB's defaults
+
 __all__ = ["codistributor1d", "codistributor2dbc", "codistributor",
            "Transfer", "transfer_plan", "transfer_regions"]
 
@@ -226,9 +228,14 @@ class codistributor1d(_Base):
 
     # ---- static helpers
     @staticmethod
-    def defaultPartition(n: int, numlabs: int) -> list:
-        """Split ``n`` elements over ``numlabs`` labs; the first ``n % numlabs`` get one extra."""
-        numlabs = _check_numlabs(numlabs)
+    def defaultPartition(n: int, numlabs: Optional[int] = None) -> list:
+        """Split ``n`` elements over ``numlabs`` labs (default: the labs of the running
+        block, as MATLAB); the first ``n % numlabs`` get one extra.
+
+        >>> codistributor1d.defaultPartition(10, 4)
+        [3, 3, 2, 2]
+        """
+        numlabs = _check_numlabs(runtime.numlabs() if numlabs is None else numlabs)
         if not _is_int(n) or n < 0:
             raise ValueError(f"n must be a non-negative integer, got {n!r}")
         q, r = divmod(int(n), numlabs)
@@ -461,9 +468,10 @@ class codistributor2dbc(_Base):
                 f"Orientation={self._orient!r}, GlobalSize={self._gsize})")
 
     @staticmethod
-    def defaultLabGrid(n: int) -> list:
-        """[r, n // r] with r the largest divisor of n not above sqrt(n)."""
-        n = _check_numlabs(n)
+    def defaultLabGrid(n: Optional[int] = None) -> list:
+        """[r, n // r] with r the largest divisor of n (default: the labs of the running
+        block) not above sqrt(n)."""
+        n = _check_numlabs(runtime.numlabs() if n is None else n)
         r = max(d for d in range(1, math.isqrt(n) + 1) if n % d == 0)
         return [r, n // r]
 

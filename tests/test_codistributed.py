@@ -97,6 +97,20 @@ def test_default_partition_4x10(pools):
     assert dim[1] == 2
 
 
+def test_default_partition_and_grid_use_the_blocks_labs_as_matlab(pools):
+    """MATLAB's defaultPartition(N) and defaultLabGrid() take the lab count of the block."""
+    with spmd(pool=pools(4)):
+        part = codistributor1d.defaultPartition(10)
+        grid = codistributor2dbc.defaultLabGrid()
+    with spmd(3, pool=pools(4)):
+        part3 = codistributor1d.defaultPartition(10)
+    assert [part[k] for k in range(1, 5)] == [[3, 3, 2, 2]] * 4
+    assert grid[1] == [2, 2]
+    assert part3[1] == [4, 3, 3]
+    assert codistributor1d.defaultPartition(10) == [10]  # at the client: one lab
+    assert codistributor2dbc.defaultLabGrid() == [1, 1]
+
+
 def test_2dbc_8x8_block_3(pools):
     P = pools(4)
     A = np.arange(64).reshape(8, 8)
