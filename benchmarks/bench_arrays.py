@@ -12,8 +12,8 @@ One table per pool size (default 4 labs, then 2). Rows (medians of --repeat runs
   into a new array (gather returns a new array; the floor into a reused one is shown too);
 - ``redistribute`` 1d (columns) -> 2dbc of 80 MB inside spmd against a raw mpi4py
   ``Alltoallv`` of the same byte counts on the same communicator;
-- ``D * 2 + 1`` and ``D.sum()`` at 1e7 elements against numpy on the local part alone
-  (needs the numpy operations of codist_ops; "n/a" without them); ``D.sum()`` also
+- ``D * 2 + 1`` and ``D.sum()`` at 1e7 elements against numpy on the local part alone;
+  ``D.sum()`` also
   against the raw program: numpy's local sum plus an mpi4py ``Allreduce``, timed the
   same way (a whole-array sum has to wait for every lab, which numpy on the local part
   alone does not; with more labs than cores that wait is the scheduler's);
@@ -29,7 +29,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS
     os.environ[_var] = "1"  # the single-process matmul baseline uses one BLAS thread
 
 import argparse  # noqa: E402
-import statistics  # noqa: E402
 import struct  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -41,22 +40,8 @@ import numpy as np  # noqa: E402
 import spmdlab  # noqa: E402
 from spmdlab import (codistributed, codistributor1d, codistributor2dbc, distributed, gather,  # noqa: E402
                      getCodistributor, getLocalPart, labindex, redistribute, spmd)
-from spmdlab.codist_ops import CodistOps  # noqa: E402
 from spmdlab.protocol import Block  # noqa: E402
-
-HAVE_OPS = hasattr(CodistOps, "__add__") and hasattr(CodistOps, "sum")
-
-
-def median(fn, repeat: int, warmup: int = 3) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
-
+from timing import median  # noqa: E402
 
 # --------------------------------------------------------------------------- raw socket floor
 RAW_LOOP = """
@@ -199,8 +184,6 @@ def redistribute_vs_alltoallv(pool, mb: int, repeat: int):
 
 
 def elementwise(pool, repeat: int):
-    if not HAVE_OPS:
-        return None
     with spmd(pool=pool):
         import time as _time
 
@@ -236,8 +219,6 @@ def matmul(pool, repeat: int, size: int = 2000):
     A = np.random.default_rng(3).random((size, size))
     B = np.random.default_rng(4).random((size, size))
     t_numpy = median(lambda: A @ B, max(1, repeat // 2))
-    if not HAVE_OPS or not hasattr(CodistOps, "__matmul__"):
-        return None, t_numpy
     with spmd(pool=pool):
         import time as _time
 
@@ -303,13 +284,9 @@ def run(labs: int, mb: int, repeat: int) -> None:
     t_ours, t_raw, total = redistribute_vs_alltoallv(pool, mb, repeat)
     add(f"redistribute 1d->2dbc {mb} MB ({total / 1e6:.0f} MB move)", t_ours, "raw Alltoallv", t_raw, total)
     ew = elementwise(pool, repeat * 3)
-    if ew is None:
-        rows.append(("D * 2 + 1, 1e7 elements", "n/a", "numpy on the local part", "n/a (no codist_ops)"))
-        rows.append(("D.sum(), 1e7 elements", "n/a", "numpy on the local part", "n/a (no codist_ops)"))
-    else:
-        add("D * 2 + 1, 1e7 elements", ew[0], "numpy on the local part", ew[1], kind="overhead")
-        add("D.sum(), 1e7 elements", ew[2], "numpy on the local part", ew[3], kind="overhead")
-        add("  (same run, raw)", ew[2], "numpy local sum + mpi4py Allreduce", ew[4], kind="overhead")
+    add("D * 2 + 1, 1e7 elements", ew[0], "numpy on the local part", ew[1], kind="overhead")
+    add("D.sum(), 1e7 elements", ew[2], "numpy on the local part", ew[3], kind="overhead")
+    add("  (same run, raw)", ew[2], "numpy local sum + mpi4py Allreduce", ew[4], kind="overhead")
     t_mm, t_np = matmul(pool, repeat)
     add("D @ E 2dbc, 2000 x 2000", t_mm, "numpy, 1 process, 1 BLAS thread", t_np, kind="speedup")
     pool.close()

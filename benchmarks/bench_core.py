@@ -24,18 +24,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import spmdlab  # noqa: E402
 from spmdlab import Composite, spmd  # noqa: E402
+from timing import median  # noqa: E402
 from spmdlab.protocol import Block  # noqa: E402
 
 
 def median_ms(fn, repeat: int) -> float:
-    for _ in range(min(20, repeat)):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e3
+    return median(fn, repeat, warmup=min(20, repeat)) * 1e3
 
 
 ECHO_LOOP = """
