@@ -179,28 +179,24 @@ class CodistConstructors:
     def rand(cls, *args, codist=None, dtype=None, seed=None) -> "codistributed":
         """Uniform on [0, 1). Each lab draws from its own stream; ``seed=`` makes the
         result reproducible (lab k uses ``SeedSequence(seed, spawn_key=(k-1,))``)."""
-        what = "codistributed.rand"
-        shape, codist, dtype = _parse(args, codist, dtype, what)
-        dtype = np.dtype(np.float64) if dtype is None else dtype
-        if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
-            raise TypeError(f"{what}: dtype must be float32 or float64, got {dtype}")
-        lab, n = _here()
-        codist = _complete(codist, shape, n)
-        rng = cls._rng(seed)
-        return cls._from_local(rng.random(codist.localShape(lab, n), dtype=dtype), codist)
+        return cls._random_floats("codistributed.rand", "random", args, codist, dtype, seed)
 
     @classmethod
     def randn(cls, *args, codist=None, dtype=None, seed=None) -> "codistributed":
         """Standard normal values; streams as :meth:`rand`."""
-        what = "codistributed.randn"
+        return cls._random_floats("codistributed.randn", "standard_normal", args, codist, dtype, seed)
+
+    @classmethod
+    def _random_floats(cls, what: str, method: str, args: tuple, codist, dtype, seed) -> "codistributed":
+        """``rand``/``randn``: each lab fills its part with ``Generator.<method>``."""
         shape, codist, dtype = _parse(args, codist, dtype, what)
         dtype = np.dtype(np.float64) if dtype is None else dtype
         if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
             raise TypeError(f"{what}: dtype must be float32 or float64, got {dtype}")
         lab, n = _here()
         codist = _complete(codist, shape, n)
-        rng = cls._rng(seed)
-        return cls._from_local(rng.standard_normal(codist.localShape(lab, n), dtype=dtype), codist)
+        draw = getattr(cls._rng(seed), method)
+        return cls._from_local(draw(codist.localShape(lab, n), dtype=dtype), codist)
 
     @classmethod
     def randi(cls, imax, *args, codist=None, dtype=None, seed=None) -> "codistributed":

@@ -89,6 +89,21 @@ def pool2():
     assert_gone(pool)
 
 
+@pytest.fixture(scope="module")
+def pools():
+    """``pools(n)``: a pool of n labs, started on first use in the module, closed after it."""
+    started: dict = {}
+
+    def get(n: int):
+        if n not in started or started[n].state == "closed":
+            started[n] = spmdlab.Pool(n)
+        return started[n]
+
+    yield get
+    for pool in started.values():
+        pool.close()
+
+
 def run_script(code: str, timeout: float = 60, **kwargs) -> subprocess.CompletedProcess:
     """Run ``code`` as a script file in a fresh interpreter (cwd: a temp dir)."""
     import tempfile

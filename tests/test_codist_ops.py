@@ -25,15 +25,9 @@ SIZES = (1, 2, 3, 4)
 
 
 @pytest.fixture(scope="module")
-def pools():
-    started = {}
-    try:
-        for n in SIZES:
-            started[n] = spmdlab.parpool(n)
-        yield started
-    finally:
-        for pool in started.values():
-            pool.close()
+def pools(pools):
+    """A pool of each size in SIZES (conftest's ``pools`` starts and closes them)."""
+    return {n: pools(n) for n in SIZES}
 
 
 def each_pool(pools, body):

@@ -17,20 +17,6 @@ pytestmark = pytest.mark.timeout(120)
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # lab checks travel by value
 
 
-@pytest.fixture(scope="module")
-def pools():
-    cache = {}
-
-    def get(n):
-        if n not in cache or cache[n].state == "closed":
-            cache[n] = spmdlab.Pool(n)
-        return cache[n]
-
-    yield get
-    for pool in cache.values():
-        pool.close()
-
-
 def run(pool, fn, *args, **kwargs):
     """Run ``fn`` on every lab of ``pool``; return the list of per-lab results."""
     return list(spmd_run(fn, *args, pool=pool, **kwargs))

@@ -11,27 +11,9 @@ import spmdlab
 from spmdlab import (Composite, SpmdError, codistributed, codistributor1d, codistributor2dbc,
                      distributed, gather, getCodistributor, getLocalPart, globalIndices,
                      isdistributed, iscodistributed, labindex, spmd)
-from spmdlab.codist_ops import CodistOps
 
 pytestmark = pytest.mark.timeout(120)
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
-
-HAVE_OPS = hasattr(CodistOps, "__add__")
-needs_ops = pytest.mark.skipif(not HAVE_OPS, reason="codist_ops (numpy operations on the labs) not there yet")
-
-
-@pytest.fixture(scope="module")
-def pools():
-    cache = {}
-
-    def get(n):
-        if n not in cache or cache[n].state == "closed":
-            cache[n] = spmdlab.Pool(n)
-        return cache[n]
-
-    yield get
-    for pool in cache.values():
-        pool.close()
 
 
 def stored_keys(pool):
@@ -237,7 +219,6 @@ def test_forwarding_runs_the_operation_on_the_labs(pools):
         _run(_call_method, (D, "no_such_method"))
 
 
-@needs_ops
 @pytest.mark.parametrize("n", [1, 3, 4])
 def test_numpy_operations_at_the_client(pools, n):
     P = pools(n)

@@ -232,15 +232,9 @@ def test_small_arrays_allocate_as_numpy_does():
 
 # --------------------------------------------------------------------------- on real pools
 @pytest.fixture(scope="module")
-def pools():
-    started = {}
-    try:
-        for n in (2, 4):
-            started[n] = spmdlab.parpool(n)
-        yield started
-    finally:
-        for pool in started.values():
-            pool.close()
+def pools(pools):
+    """Pools of 2 and 4 labs (conftest's ``pools`` starts and closes them)."""
+    return {n: pools(n) for n in (2, 4)}
 
 
 def suite_layouts_on_labs():
