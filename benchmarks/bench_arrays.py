@@ -31,7 +31,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS
 import argparse  # noqa: E402
 import struct  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -137,7 +136,7 @@ def transfers(pool, mb: int, repeat: int) -> list:
     raw.close()
     rows_out = []
     for label, t_scatter, t_gather in results:
-        rows_out.append((f"distributed(X) {mb} MB ({label})", t_scatter, f"raw socket scatter", t_raw_scatter,
+        rows_out.append((f"distributed(X) {mb} MB ({label})", t_scatter, "raw socket scatter", t_raw_scatter,
                          nbytes))
         rows_out.append((f"gather(D) {mb} MB ({label})", t_gather, "raw socket gather into a new array",
                          t_raw_gather, nbytes))

@@ -76,7 +76,6 @@ def raw_socket_round_trip(pool, repeat: int) -> tuple[float, float]:
 def mpi_round_trip(pool, repeat: int) -> float:
     """Among the labs: rank 0 bcasts a small object and gathers one back, mpi4py only."""
     with spmd(pool=pool):
-        from mpi4py import MPI as _MPI
         import time as _time
         from spmdlab import comm as _comm
 

@@ -68,7 +68,7 @@ if n <= 24:
     print("  which lab stores each element of C:")
     for line in owner:
         print("    " + " ".join(str(lab) for lab in line))
-print(f"Part 2: y = M @ v with M by rows: "
+print("Part 2: y = M @ v with M by rows: "
       + "; ".join(f"lab {k + 1} rows {ranges(r)}" for k, (r, _) in enumerate(by_rows)))
 
 check_close("gather(D @ E) equals numpy's A @ B", AB, A @ B)

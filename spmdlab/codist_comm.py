@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Callable, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import runtime
 from .codistributor import codistributor1d, codistributor2dbc
+
+if TYPE_CHECKING:
+    from .codistributed import codistributed
 
 
 class _LazyComm:

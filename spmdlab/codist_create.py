@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from .codist_comm import _CODISTRIBUTORS, _check_codist_arg, _check_dtype, _complete, _here
+
+if TYPE_CHECKING:
+    from .codistributed import codistributed
 
 
 # --------------------------------------------------------------------------- argument parsing

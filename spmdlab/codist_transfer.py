@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 
 from .checks import check_lab
 from .codist_comm import _check_codist_arg, _cls, _codist_numlabs, _complete, _here, _need, comm
 from .codistributor import codistributor1d, sel_array, sel_len, transfer_regions
+
+if TYPE_CHECKING:
+    from .codistributed import codistributed
 
 __all__ = ["redistribute", "gather"]
 

@@ -404,7 +404,7 @@ class distributed:
         return self._codist
 
     def __repr__(self) -> str:
-        labs = f"lab 1" if self._nlabs == 1 else f"labs {lab_ranges(list(range(1, self._nlabs + 1)))}"
+        labs = "lab 1" if self._nlabs == 1 else f"labs {lab_ranges(list(range(1, self._nlabs + 1)))}"
         head = f"distributed array, shape {self._shape}, dtype {self._dtype}, on {labs}\n  {self._codist!r}"
         if self._pool.state == "closed" or self._pool.generation != self._generation:
             return head + "\n  (data lost: the pool stopped)"

@@ -20,7 +20,7 @@ import threading
 import traceback
 from typing import Any
 
-from . import comm, runtime
+from . import comm
 from .composite import summarize
 from .errors import RemoteError
 from .protocol import Block, Channel, ChannelClosed, connect

@@ -15,7 +15,6 @@ import sys
 import numpy as np
 import pytest
 
-import spmdlab
 from spmdlab import codist_elementwise as ew
 from spmdlab import elision, numlabs, spmd
 from spmdlab.codistributed import codistributed, gather, getLocalPart
