@@ -30,11 +30,13 @@ def pools(pools):
     return {n: pools(n) for n in SIZES}
 
 
-def each_pool(pools, body):
-    """Run ``body(pool)`` (an spmd block returning a Composite of failure lists) per pool."""
+def each_pool(pools, suite, *args):
+    """Run ``suite(*args)`` (a lab-side check returning failures and a count) on every lab
+    of each pool; fail with the mismatches, else return the number of checks on lab 1."""
     total = 0
     for n, pool in pools.items():
-        bad, count = body(pool)
+        with spmd(pool=pool, timeout=100):
+            bad, count = suite(*args)
         failures = [f"{n} labs, lab {lab}: {msg}" for lab, msgs in enumerate(bad, start=1) for msg in msgs]
         assert not failures, "\n".join(failures[:40]) + (f"\n... {len(failures)} failures" if len(failures) > 40 else "")
         total += count[1]
@@ -653,85 +655,42 @@ def suite_subset_block():
 
 # --------------------------------------------------------------------------- tests
 def test_elementwise_operators_ufuncs_and_broadcasting(pools):
-    def body(pool):
-        with spmd(pool=pool, timeout=100):
-            bad, count = suite_elementwise()
-        return bad, count
-
-    assert each_pool(pools, body) > 1000
+    assert each_pool(pools, suite_elementwise) > 1000
 
 
 def test_reductions_float_int(pools):
-    def body(pool):
-        with spmd(pool=pool, timeout=100):
-            bad, count = suite_reductions(SHAPES_1D + [(0, 3), (1, 1), (2, 3), (5, 7), (3, 1)] + SHAPES_3D, ["f", "i"])
-        return bad, count
-
-    assert each_pool(pools, body) > 1000
+    shapes = SHAPES_1D + [(0, 3), (1, 1), (2, 3), (5, 7), (3, 1)] + SHAPES_3D
+    assert each_pool(pools, suite_reductions, shapes, ["f", "i"]) > 1000
 
 
 def test_reductions_nan_bool_complex_small_types(pools):
-    def body(pool):
-        with spmd(pool=pool, timeout=100):
-            bad, count = suite_reductions([(3,), (2, 3), (5, 7), (1, 4)], ["nan", "b", "c", "u1", "f4"])
-        return bad, count
-
-    assert each_pool(pools, body) > 1000
+    shapes = [(3,), (2, 3), (5, 7), (1, 4)]
+    assert each_pool(pools, suite_reductions, shapes, ["nan", "b", "c", "u1", "f4"]) > 1000
 
 
 def test_reduction_errors(pools):
-    def body(pool):
-        with spmd(pool=pool, timeout=100):
-            bad, count = suite_reduction_errors()
-        return bad, count
-
-    each_pool(pools, body)
+    each_pool(pools, suite_reduction_errors)
 
 
 def test_transpose(pools):
-    def body(pool):
-        with spmd(pool=pool, timeout=100):
-            bad, count = suite_transpose()
-        return bad, count
-
-    each_pool(pools, body)
+    each_pool(pools, suite_transpose)
 
 
 @pytest.mark.parametrize("panel", [2, 256])
 def test_matmul(pools, panel):
-    def body(pool):
-        with spmd(pool=pool, timeout=100):
-            bad, count = suite_matmul(panel)
-        return bad, count
-
-    each_pool(pools, body)
+    each_pool(pools, suite_matmul, panel)
 
 
 def test_indexing(pools):
-    def body(pool):
-        with spmd(pool=pool, timeout=100):
-            bad, count = suite_indexing()
-        return bad, count
-
-    each_pool(pools, body)
+    each_pool(pools, suite_indexing)
 
 
 def test_uneven_ties_conversions_inplace_matmul(pools):
-    def body(pool):
-        with spmd(pool=pool, timeout=100):
-            bad, count = suite_misc()
-        return bad, count
-
-    each_pool(pools, body)
+    each_pool(pools, suite_misc)
 
 
 def test_reshape_scans_nonzero_fill(pools):
-    def body(pool):
-        with spmd(pool=pool, timeout=100):
-            bad, count = suite_shape_ops()
-        return bad, count
-
-    assert each_pool(pools, body) > 1000
+    assert each_pool(pools, suite_shape_ops) > 1000
 
 
 def test_block_on_a_subset_of_the_labs(pools):
