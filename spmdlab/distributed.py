@@ -46,16 +46,19 @@ class _Ref:
         return (_Ref, (self.i,))
 
 
-def _fill(x: Any, values: list) -> Any:
-    if type(x) is _Ref:
-        return values[x.i]
+def _map_leaves(x: Any, leaf) -> Any:
+    """``x`` with ``leaf`` applied to everything inside its lists, tuples, dicts and slices."""
     if type(x) in (list, tuple):
-        return type(x)(_fill(v, values) for v in x)
+        return type(x)(_map_leaves(v, leaf) for v in x)
     if type(x) is dict:
-        return {k: _fill(v, values) for k, v in x.items()}
+        return {k: _map_leaves(v, leaf) for k, v in x.items()}
     if type(x) is slice:
-        return slice(_fill(x.start, values), _fill(x.stop, values), _fill(x.step, values))
-    return x
+        return slice(_map_leaves(x.start, leaf), _map_leaves(x.stop, leaf), _map_leaves(x.step, leaf))
+    return leaf(x)
+
+
+def _fill(x: Any, values: list) -> Any:
+    return _map_leaves(x, lambda v: values[v.i] if type(v) is _Ref else v)
 
 
 def _lab_apply(fn, args: tuple, kwargs: dict, values: list) -> Any:
@@ -120,22 +123,19 @@ def _flush_frees(pool) -> None:
 
 # --------------------------------------------------------------------------- running on the labs
 def _encode(x: Any, refs: list) -> Any:
-    if isinstance(x, distributed):
-        for i, d in enumerate(refs):
-            if d is x:
-                return _Ref(i)
-        refs.append(x)
-        return _Ref(len(refs) - 1)
-    if type(x) in (list, tuple):
-        return type(x)(_encode(v, refs) for v in x)
-    if type(x) is dict:
-        return {k: _encode(v, refs) for k, v in x.items()}
-    if type(x) is slice:
-        return slice(_encode(x.start, refs), _encode(x.stop, refs), _encode(x.step, refs))
-    if getattr(type(x), "_spmdlab_input", None) is not None:
-        raise TypeError(f"a {type(x).__name__} cannot be combined with a distributed array at "
-                        "the client; use both inside spmd")
-    return x
+    def leaf(v: Any) -> Any:
+        if isinstance(v, distributed):
+            for i, d in enumerate(refs):
+                if d is v:
+                    return _Ref(i)
+            refs.append(v)
+            return _Ref(len(refs) - 1)
+        if getattr(type(v), "_spmdlab_input", None) is not None:
+            raise TypeError(f"a {type(v).__name__} cannot be combined with a distributed array at "
+                            "the client; use both inside spmd")
+        return v
+
+    return _map_leaves(x, leaf)
 
 
 _MAX_TUPLE = 8
