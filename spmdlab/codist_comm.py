@@ -16,22 +16,11 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Tuple
 import numpy as np
 
 from . import runtime
+from .runtime import lazy_comm as comm
 from .codistributor import codistributor1d, codistributor2dbc
 
 if TYPE_CHECKING:
     from .codistributed import codistributed
-
-
-class _LazyComm:
-    """``comm`` imported on first use: importing this module must not load MPI."""
-
-    def __getattr__(self, name: str):
-        from . import comm as real
-
-        return getattr(real, name)
-
-
-comm = _LazyComm()
 
 
 _NOVALUE = np._NoValue  # numpy's "argument not given" marker
@@ -63,13 +52,6 @@ def _here() -> tuple:
     return runtime.state.index, runtime.state.size
 
 
-def _nlabs(codist) -> int:
-    if isinstance(codist, codistributor1d):
-        return len(codist.Partition)
-    grid = codist.LabGrid
-    return grid[0] * grid[1]
-
-
 def _is1d(codist) -> bool:
     return isinstance(codist, codistributor1d)
 
@@ -92,7 +74,7 @@ def _describe(x: Any) -> str:
 def _labs_of(D, what: str) -> tuple:
     """``(labindex, numlabs)``, checking the array is laid out for this block's labs."""
     lab, n = _here()
-    m = _nlabs(D._codist)
+    m = _codist_numlabs(D._codist)
     if m != n:
         raise ValueError(f"{what}: the array is distributed over {m} labs but this block runs on {n}")
     return lab, n

@@ -26,6 +26,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from . import runtime
+from .runtime import lazy_comm as comm
 from .checks import check_lab
 from .codist_comm import (_CODISTRIBUTORS, _check_codist_arg, _check_dtype, _codist_numlabs, _complete,
                           _here, _need)
@@ -37,18 +38,6 @@ from .codistributor import codistributor1d, codistributor2dbc
 __all__ = ["codistributed", "getLocalPart", "getCodistributor", "globalIndices",
            "redistribute", "gather", "iscodistributed"]
 
-
-class _LazyComm:
-    """``comm`` imported on first use: the client must never load MPI."""
-
-    def __getattr__(self, name: str):
-        from . import comm as real
-
-        globals()["comm"] = real  # later uses skip this proxy
-        return getattr(real, name)
-
-
-comm = _LazyComm()
 
 _HEADER_BYTES = 2048
 

@@ -13,19 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .checks import check_lab, check_tag, dim_to_axis
-
-
-class _LazyComm:
-    """``comm`` imported on first use: importing this module at the client (``from
-    spmdlab import labSend``) must not load or initialise MPI."""
-
-    def __getattr__(self, name: str):
-        from . import comm as real
-
-        return getattr(real, name)
-
-
-comm = _LazyComm()
+from .runtime import lazy_comm as comm
 
 
 def _mpi_op(fcn: Callable):

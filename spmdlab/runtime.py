@@ -33,6 +33,19 @@ class _LabState:
 state = _LabState()
 
 
+class _LazyComm:
+    """The ``comm`` module, imported on first use: importing spmdlab at the client
+    (``from spmdlab import labSend, codistributed``) must not load or initialise MPI."""
+
+    def __getattr__(self, name: str):
+        from . import comm as real
+
+        return getattr(real, name)
+
+
+lazy_comm = _LazyComm()
+
+
 def check_abort() -> None:
     """Raise :class:`LabAbort` if the client has aborted the running block."""
     if state.abort.is_set():
