@@ -29,10 +29,17 @@ _NOVALUE = np._NoValue  # numpy's "argument not given" marker
 _EMPTY_BYTES = np.empty(0, dtype=np.uint8)
 
 
-def _cls():
-    from .codistributed import codistributed
+_codistributed_class: Any = None
 
-    return codistributed
+
+def _cls():
+    """The ``codistributed`` class (imported on first use: it imports this module)."""
+    global _codistributed_class
+    if _codistributed_class is None:
+        from .codistributed import codistributed
+
+        _codistributed_class = codistributed
+    return _codistributed_class
 
 
 def _redistribute(D, codist):
