@@ -90,30 +90,42 @@ def abandon(*items) -> None:
     _graveyard.extend(items)
 
 
-def _spin() -> None:
-    # A short yield first keeps latency low; then sleep so oversubscribed labs
-    # (more labs than cores) leave the CPU to the ones doing work.
-    os.sched_yield()
+# How long a waiting lab keeps yielding the CPU before it starts to sleep. Yielding hands
+# the core to a lab that still computes (more labs than cores) and sees the answer at
+# once; sleeping wakes late. A wait longer than this is not a collective among busy
+# labs, and sleeping (up to 1 ms between polls) then spares an idle machine's CPU.
+_SPIN_SECONDS = 0.002
+
+
+def _poll(ready, what: str):
+    """Call ``ready()`` until it returns something other than None, checking for an abort
+    in between; return that value."""
+    result = ready()
+    if result is not None:
+        return result
+    runtime.state.waiting = what
+    try:
+        spin_until = time.perf_counter() + _SPIN_SECONDS
+        delay = 2e-5
+        while True:
+            result = ready()
+            if result is not None:
+                return result
+            runtime.check_abort()
+            if time.perf_counter() < spin_until:
+                os.sched_yield()
+            else:
+                time.sleep(delay)
+                delay = min(delay * 1.5, 1e-3)
+    finally:
+        runtime.state.waiting = ""
 
 
 def wait(request: MPI.Request, what: str, keep: tuple = ()) -> MPI.Status:
     """Wait for ``request``, abandoning it (with ``keep``, its buffers) on abort."""
     status = MPI.Status()
-    if request.Test(status):
-        return status
-    runtime.state.waiting = what
     try:
-        polls = 0
-        delay = 2e-5
-        while not request.Test(status):
-            runtime.check_abort()
-            polls += 1
-            if polls < 200:
-                _spin()
-            else:
-                time.sleep(delay)
-                delay = min(delay * 1.5, 1e-3)
-        return status
+        return _poll(lambda: status if request.Test(status) else None, what)
     except BaseException:
         try:
             request.Cancel()
@@ -121,8 +133,6 @@ def wait(request: MPI.Request, what: str, keep: tuple = ()) -> MPI.Status:
             pass
         abandon(request, keep)
         raise
-    finally:
-        runtime.state.waiting = ""
 
 
 def wait_all(requests: list[MPI.Request], what: str, keep: tuple = ()) -> None:
@@ -133,26 +143,12 @@ def wait_all(requests: list[MPI.Request], what: str, keep: tuple = ()) -> None:
 def probe(comm: MPI.Intracomm, source: int, tag: int, what: str) -> MPI.Message:
     """Wait for a matching message (matched probe), interruptibly."""
     status = MPI.Status()
-    message = comm.improbe(source, tag, status)
-    if message is not None:
-        return message, status
-    runtime.state.waiting = what
-    try:
-        polls = 0
-        delay = 2e-5
-        while True:
-            message = comm.improbe(source, tag, status)
-            if message is not None:
-                return message, status
-            runtime.check_abort()
-            polls += 1
-            if polls < 200:
-                _spin()
-            else:
-                time.sleep(delay)
-                delay = min(delay * 1.5, 1e-3)
-    finally:
-        runtime.state.waiting = ""
+
+    def ready():
+        message = comm.improbe(source, tag, status)
+        return None if message is None else (message, status)
+
+    return _poll(ready, what)
 
 
 ANY_SOURCE = MPI.ANY_SOURCE
