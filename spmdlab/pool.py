@@ -29,6 +29,11 @@ from .protocol import Block, Channel, ChannelClosed
 
 Sink = Callable[[int, str, str], None]
 _ERROR_ABORT_DELAY = 0.1  # seconds the other labs get to report their own error
+# Seconds labs get to stop after another lab's error before they are given up on (then
+# finished, or the pool restarted, before the next command): longer than the interrupt
+# grace, since they may be in a long numpy call, but a lab blocked for good (say in a
+# blocking MPI call the failed lab never joins) must not hang the session.
+_ERROR_GIVE_UP = 10.0
 
 
 def print_sink(lab: int, stream: str, text: str) -> None:
@@ -352,7 +357,9 @@ class Pool:
         the pool restarted, before the next command). ``timeout`` aborts the labs still
         running and, the same grace later, gives up on those that did not stop (they get
         an ``("aborted", epoch, "busy ...")`` reply and are drained like after Ctrl-C).
-        ``give_up`` returns the replies received by then.
+        ``give_up`` returns the replies received by then. After a lab's error the others
+        are aborted, and given up on in the same way if they have not stopped
+        ``max(interrupt_grace, _ERROR_GIVE_UP)`` seconds later.
         """
         replies: dict[int, tuple] = {}
         pending = {self.main[lab]: lab for lab in labs}
@@ -374,12 +381,14 @@ class Pool:
                     aborted_for = "interrupt"
                     self._abort(set(pending.values()), epoch, "interrupt")
                 if interrupted_at is not None and now - interrupted_at > grace:
-                    self._draining = (set(pending.values()), epoch, sink)
+                    self._draining = (set(pending.values()), epoch, sink, "after Ctrl-C")
                     break
                 if give_up is not None and now > give_up:
                     break
-                if aborted_for == "timeout" and now > deadline + grace:
-                    self._draining = (set(pending.values()), epoch, sink)
+                stuck = (aborted_for == "timeout" and now > deadline + grace) or \
+                    (aborted_for == "error" and now > error_at + max(grace, _ERROR_GIVE_UP))
+                if stuck:
+                    self._draining = (set(pending.values()), epoch, sink, f"after the {aborted_for}")
                     for lab in pending.values():
                         replies[lab] = ("aborted", epoch, "busy and not stopping (in compiled code?)")
                     break
@@ -426,11 +435,11 @@ class Pool:
 
     def _drain(self) -> None:
         """Finish labs still stopping after Ctrl-C; restart the pool if they do not."""
-        labs, epoch, sink = self._draining
+        labs, epoch, sink, when = self._draining
         self._draining = None
         replies = self._collect(labs, epoch, sink, None, give_up=time.monotonic() + self.settings.interrupt_grace)
         if len(replies) < len(labs):
-            _warn(f"labs {lab_ranges(sorted(labs - set(replies)))} did not stop after Ctrl-C "
+            _warn(f"labs {lab_ranges(sorted(labs - set(replies)))} did not stop {when} "
                   "(busy in compiled code); restarting the pool.")
             self._teardown()
             self.state = "dead"

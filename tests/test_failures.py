@@ -229,6 +229,30 @@ def test_timeout_gives_up_on_a_lab_stuck_in_compiled_code():
         pool.close()
 
 
+def test_error_while_other_labs_block_in_raw_mpi_does_not_hang(monkeypatch):
+    """Labs blocked for good in a blocking MPI call that the failed lab never joins are
+    given up on: the error comes back, and the next block restarts the pool."""
+    monkeypatch.setattr(spmdlab.pool, "_ERROR_GIVE_UP", 1.0)
+    pool = spmdlab.Pool(3)
+    try:
+        start = time.monotonic()
+        with pytest.raises(SpmdError) as info:
+            with spmd(pool=pool):
+                from spmdlab import comm
+
+                if labindex() == 2:
+                    raise RuntimeError("lab 2 never joins")
+                comm.block().Barrier()  # blocking: no interrupt reaches it
+        assert time.monotonic() - start < 10
+        assert "Error detected on lab 2:" in str(info.value)
+        assert list(info.value.errors) == [2]
+        with pytest.warns(RuntimeWarning, match=r"labs 1, 3 did not stop after the error \(busy in "
+                                                r"compiled code\); restarting the pool\."):
+            still_works(pool)
+    finally:
+        pool.close()
+
+
 def test_error_markers_line_up_in_source_without_a_final_newline(pool2):
     """Typed input (REPLs) may lack a final newline; tracebacks still point at the code."""
     from spmdlab.protocol import Block
