@@ -1,16 +1,18 @@
 """Moving codistributed data: region copies, ``redistribute`` and ``gather``.
 
 A lab's part is the Cartesian product of per-dimension index sets (slices where they are
-contiguous); copies between parts go by contiguous runs. ``redistribute`` moves an array
-to another layout with one all-to-all exchange (no lab holds more than its old and new
-parts); ``gather`` gives the whole array to every lab, or to one lab, with one
-collective. Nothing here imports MPI at import time.
+contiguous); copies between parts go by evenly spaced groups of contiguous runs.
+``redistribute`` moves an array to another layout through the staging window the labs
+of one machine share, or else with one all-to-all exchange; ``gather`` gives the whole
+array to every lab, or to one lab, with one collective. Nothing here imports MPI at
+import time.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -64,33 +66,75 @@ def _joint_runs(src, dst) -> list:
     return [(a, a + e - b, c, c + e - b) for a, c, b, e in zip(s0, d0, starts, ends)]
 
 
-def _copy_region(dst: np.ndarray, dst_index: Sequence, src: np.ndarray, src_index: Sequence) -> None:
+def _run_groups(runs: list) -> list:
+    """Consecutive runs of one length whose starts step evenly on both sides, as
+    ``(count, length, src_start, src_step, dst_start, dst_step)``: the runs of a
+    block-cyclic selection make one group, plus one for a short last block."""
+    groups: list = []
+    for a, b, c, d in runs:
+        if groups:
+            count, length, a0, sstep, c0, dstep = groups[-1]
+            if b - a == length and (count == 1 or (a - a0 == count * sstep and c - c0 == count * dstep)):
+                if count == 1:
+                    sstep, dstep = a - a0, c - c0
+                groups[-1] = (count + 1, length, a0, sstep, c0, dstep)
+                continue
+        groups.append((1, b - a, a, 0, c, 0))
+    return groups
+
+
+def _group_view(a: np.ndarray, combo: Sequence, side: int) -> np.ndarray:
+    """What one group per dimension selects in ``a``, as a strided view of shape
+    ``(count_1, length_1, count_2, length_2, ...)``; side 0 reads the groups' source
+    positions, side 1 their destination positions (a writable view)."""
+    shape, strides, start = [], [], []
+    for g, n, st in zip(combo, a.shape, a.strides):
+        first, step = g[2 + 2 * side], g[3 + 2 * side]
+        if first + (g[0] - 1) * step + g[1] > n:
+            raise ValueError("internal error: a copy reaches past the end of a local part")
+        start.append(slice(first, None))
+        shape += [g[0], g[1]]
+        strides += [step * st, st]
+    return np.lib.stride_tricks.as_strided(a[tuple(start)], shape, strides, writeable=side == 1)
+
+
+class RegionCopy:
     """``dst[np.ix_(*dst_index)] = src[np.ix_(*src_index)]`` for aligned per-dimension
-    selections (slices, index arrays, or None: all of that dimension, in order). Copies
-    runs of contiguous indices with slices (block-cyclic layouts have few, long runs);
-    falls back to fancy indexing when there are very many short runs."""
-    runs = []
-    combos = 1
-    for d in range(dst.ndim):
-        si = slice(0, src.shape[d]) if src_index[d] is None else src_index[d]
-        di = slice(0, dst.shape[d]) if dst_index[d] is None else dst_index[d]
-        if sel_len(si) != sel_len(di):
-            raise ValueError(f"internal error: index lengths differ along dimension {d + 1}")
-        r = _joint_runs(si, di)
-        if not r:
-            return
-        runs.append(r)
-        combos *= len(r)
-    if dst.ndim == 0:
-        dst[()] = src[()]
-        return
-    if combos <= _MAX_RUN_COMBOS:
-        for combo in itertools.product(*runs):
-            dst[tuple(slice(c[2], c[3]) for c in combo)] = src[tuple(slice(c[0], c[1]) for c in combo)]
-        return
-    full = lambda ix, n: slice(0, n) if ix is None else ix  # noqa: E731
-    dst[_region([full(ix, n) for ix, n in zip(dst_index, dst.shape)])] = \
-        src[_region([full(ix, n) for ix, n in zip(src_index, src.shape)])]
+    selections (slices, index arrays, or None: all of that dimension, in order), worked
+    out once and run on any arrays of those shapes. Evenly spaced runs of contiguous
+    indices (a block-cyclic layout) are copied as one strided view per group; very
+    irregular selections fall back to fancy indexing."""
+
+    def __init__(self, dst_index: Sequence, src_index: Sequence, dst_shape: Sequence[int],
+                 src_shape: Sequence[int]) -> None:
+        full = lambda ix, n: slice(0, n) if ix is None else ix  # noqa: E731
+        self.dst_index = [full(ix, n) for ix, n in zip(dst_index, dst_shape)]
+        self.src_index = [full(ix, n) for ix, n in zip(src_index, src_shape)]
+        self.combos: Optional[list] = []
+        groups, count = [], 1
+        for d, (si, di) in enumerate(zip(self.src_index, self.dst_index)):
+            if sel_len(si) != sel_len(di):
+                raise ValueError(f"internal error: index lengths differ along dimension {d + 1}")
+            g = _run_groups(_joint_runs(si, di))
+            if not g:
+                return  # nothing to copy
+            groups.append(g)
+            count *= len(g)
+        self.combos = list(itertools.product(*groups)) if count <= _MAX_RUN_COMBOS else None
+
+    def run(self, dst: np.ndarray, src: np.ndarray) -> None:
+        if dst.ndim == 0:
+            dst[()] = src[()]
+        elif self.combos is None:
+            dst[_region(self.dst_index)] = src[_region(self.src_index)]
+        else:
+            for combo in self.combos:
+                np.copyto(_group_view(dst, combo, 1), _group_view(src, combo, 0))
+
+
+def _copy_region(dst: np.ndarray, dst_index: Sequence, src: np.ndarray, src_index: Sequence) -> None:
+    """``dst[np.ix_(*dst_index)] = src[np.ix_(*src_index)]`` (see :class:`RegionCopy`)."""
+    RegionCopy(dst_index, src_index, dst.shape, src.shape).run(dst, src)
 
 
 def _take(a: np.ndarray, index: Sequence) -> np.ndarray:
@@ -118,8 +162,9 @@ def _bytes_of(a: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- redistribute
 def redistribute(D: "codistributed", codist=None) -> "codistributed":
-    """``D`` with the layout ``codist`` (default: ``codistributor1d()``), moved with one
-    all-to-all exchange; no lab ever holds more than its old and new parts."""
+    """``D`` with the layout ``codist`` (default: ``codistributor1d()``), moved through the
+    labs' staging window (one machine, parts up to ``SPMDLAB_STAGING_MB``) or with one
+    all-to-all exchange; no lab ever holds the whole array."""
     what = "redistribute"
     if not isinstance(D, _cls()) and getattr(type(D), "_spmdlab_input", None) is not None \
             and hasattr(D, "redistribute"):
@@ -134,38 +179,87 @@ def redistribute(D: "codistributed", codist=None) -> "codistributed":
     target = _complete(codist, D.shape, n)
     if target == src:
         return D.copy()
-    dtype = D.dtype
     local = D._local
-    new = np.empty(target.localShape(lab, n), dtype=dtype)
-    plan = transfer_regions(src, target, n, lab=lab)
-    sends = plan[lab - 1]
-    recvs = [plan[s][lab - 1] for s in range(n)]
-    mine = sends[lab - 1]
-    if mine.size:
-        _copy_region(new, mine.dst_index, local, mine.src_index)
-    if n == 1:
+    new = np.empty(target.localShape(lab, n), dtype=D.dtype)
+    moves = _moves(src, target, n, lab)
+    moves.keep.run(new, local)
+    if n == 1 or _exchange_shared(new, local, moves, lab, what):
         return _cls()._from_local(new, target)
-    item = dtype.itemsize
-    scounts = np.array([0 if t.dst_lab == lab else t.size * item for t in sends], dtype=np.int64)
-    rcounts = np.array([0 if t.src_lab == lab else t.size * item for t in recvs], dtype=np.int64)
+    _exchange_alltoallv(new, local, moves, lab, what)
+    return _cls()._from_local(new, target)
+
+
+class _Moves(NamedTuple):
+    """What one lab does in a redistribution, worked out once per pair of layouts:
+    ``keep`` copies its own elements; ``sends[k]``/``recvs[k]`` (lab k+1) give the
+    element count, the chunk's shape and the copies into and out of a packed chunk;
+    ``takes[k]`` copies straight from lab k+1's old part; ``src_shapes[k]`` is its shape."""
+    keep: RegionCopy
+    sends: list
+    recvs: list
+    takes: list
+    src_shapes: list
+
+
+@functools.lru_cache(maxsize=16)
+def _moves(src, target, n: int, lab: int) -> _Moves:
+    plan = transfer_regions(src, target, n, lab=lab)
+    new_shape = target.localShape(lab, n)
+    src_shapes = [src.localShape(k, n) for k in range(1, n + 1)]
+    whole = lambda t: [None] * len(t.shape)  # noqa: E731
+    sends = [(t.size, t.shape, RegionCopy(whole(t), t.src_index, t.shape, src_shapes[lab - 1]))
+             for t in plan[lab - 1]]
+    recvs = [(t.size, t.shape, RegionCopy(t.dst_index, whole(t), new_shape, t.shape))
+             for t in (plan[k][lab - 1] for k in range(n))]
+    takes = [RegionCopy(t.dst_index, t.src_index, new_shape, src_shapes[k])
+             for k, t in enumerate(plan[k][lab - 1] for k in range(n))]
+    return _Moves(takes[lab - 1], sends, recvs, takes, src_shapes)
+
+
+def _exchange_alltoallv(new: np.ndarray, local: np.ndarray, moves: _Moves, lab: int, what: str) -> None:
+    """The exchange of ``redistribute`` with one ``Alltoallv``: pack what each lab needs,
+    exchange, unpack."""
+    dtype, item = local.dtype, local.dtype.itemsize
+    scounts = np.array([0 if k == lab - 1 else size * item for k, (size, _, _) in enumerate(moves.sends)],
+                       dtype=np.int64)
+    rcounts = np.array([0 if k == lab - 1 else size * item for k, (size, _, _) in enumerate(moves.recvs)],
+                       dtype=np.int64)
     sdispl = np.concatenate(([0], np.cumsum(scounts)[:-1])).astype(np.int64)
     rdispl = np.concatenate(([0], np.cumsum(rcounts)[:-1])).astype(np.int64)
     sendbuf = np.empty(int(scounts.sum()), dtype=np.uint8)
-    for t, off, cnt in zip(sends, sdispl, scounts):
+    for (_, shape, pack), off, cnt in zip(moves.sends, sdispl, scounts):
         if cnt:
-            _copy_region(sendbuf[off:off + cnt].view(dtype).reshape(t.shape), [None] * len(t.shape),
-                         local, t.src_index)
+            pack.run(sendbuf[off:off + cnt].view(dtype).reshape(shape), local)
     recvbuf = np.empty(int(rcounts.sum()), dtype=np.uint8)
     MPI = comm.MPI
-    c = comm.block()
-    request = c.Ialltoallv([sendbuf, (scounts, sdispl), MPI.BYTE], [recvbuf, (rcounts, rdispl), MPI.BYTE])
+    request = comm.block().Ialltoallv([sendbuf, (scounts, sdispl), MPI.BYTE],
+                                      [recvbuf, (rcounts, rdispl), MPI.BYTE])
     comm.wait(request, what, keep=(sendbuf, recvbuf, scounts, rcounts, sdispl, rdispl))
     del sendbuf
-    for t, off, cnt in zip(recvs, rdispl, rcounts):
+    for (_, shape, unpack), off, cnt in zip(moves.recvs, rdispl, rcounts):
         if cnt:
-            _copy_region(new, t.dst_index, recvbuf[off:off + cnt].view(dtype).reshape(t.shape),
-                         [None] * len(t.shape))
-    return _cls()._from_local(new, target)
+            unpack.run(new, recvbuf[off:off + cnt].view(dtype).reshape(shape))
+
+
+def _exchange_shared(new: np.ndarray, local: np.ndarray, moves: _Moves, lab: int, what: str) -> bool:
+    """The exchange of ``redistribute`` through the block's staging window, when its labs
+    share one machine: each lab copies its old part into its segment in one go, and then
+    takes what it needs straight from the other labs' segments. That is two copies of
+    each element, against four for pack, ``Alltoallv`` (two in this MPICH) and unpack.
+    False (nothing done) when there is no staging window; every lab gets the same answer."""
+    dtype = local.dtype
+    sizes = [math.prod(shape) * dtype.itemsize for shape in moves.src_shapes]
+    st = comm.staging(sizes)
+    if st is None:
+        return False
+    if any(size for k, (size, _, _) in enumerate(moves.sends) if k != lab - 1):
+        np.copyto(st.segment(lab - 1)[:local.nbytes].view(dtype).reshape(local.shape), local)
+    st.sync(what)
+    for k, (take, (size, _, _)) in enumerate(zip(moves.takes, moves.recvs)):
+        if k != lab - 1 and size:
+            take.run(new, st.segment(k)[:sizes[k]].view(dtype).reshape(moves.src_shapes[k]))
+    st.sync(what)  # no lab writes its segment again while another still reads it
+    return True
 
 
 # --------------------------------------------------------------------------- gather

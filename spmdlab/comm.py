@@ -8,9 +8,13 @@ alone (``Create_group``).
 
 Every wait is a nonblocking request polled together with the abort flag the interrupt
 thread sets, so Ctrl-C, another lab's error or a timeout end it within milliseconds.
+
+It also owns the one other MPI object labs keep: per block communicator, a window of
+memory the labs of one machine share (``staging``), which ``redistribute`` reuses.
 """
 from __future__ import annotations
 
+import math
 import os
 import time
 
@@ -23,7 +27,10 @@ mpi4py.rc.thread_level = "multiple"
 mpi4py.rc.initialize = True
 from mpi4py import MPI  # noqa: E402
 
+import numpy as np  # noqa: E402
+
 from . import runtime  # noqa: E402
+from . import settings  # noqa: E402
 
 _base: MPI.Intracomm | None = None
 _current: MPI.Intracomm | None = None
@@ -32,13 +39,17 @@ _block: MPI.Intracomm | None = None
 # Requests and buffers of aborted operations: kept alive, never freed, so MPI can never
 # write into reused memory.
 _graveyard: list = []
+_staging_limit = 0  # bytes per lab; 0: no staging windows
 
 
 def init() -> tuple[int, int]:
     """Initialise the communicators; return ``(rank, size)`` of the whole job."""
-    global _base, _current
+    global _base, _current, _staging_limit
     _base = MPI.COMM_WORLD.Dup()
     _current = _base.Dup()
+    _staging_limit = int(settings.load().staging_mb * 2 ** 20)
+    if _staging_limit:
+        _note_node(_current)
     return _base.Get_rank(), _base.Get_size()
 
 
@@ -51,10 +62,13 @@ def renew() -> None:
     pending (seen with an abandoned ``Iallreduce``). Every lab gets here (the client
     sends each block to all labs and waits for all replies first), so it cannot hang."""
     global _current
+    _free_staging()
     _graveyard.append(_current)
     _graveyard.extend(_subcomms.values())
     _subcomms.clear()
     _current = _base.Dup()
+    if _staging_limit:
+        _note_node(_current)
 
 
 def enter_block(nlabs: int) -> MPI.Intracomm | None:
@@ -71,6 +85,8 @@ def enter_block(nlabs: int) -> MPI.Intracomm | None:
             group = _current.Get_group().Range_incl([(0, nlabs - 1, 1)])
             _subcomms[nlabs] = _current.Create_group(group, tag=nlabs)
             group.Free()
+            if _staging_limit:
+                _note_node(_subcomms[nlabs])
         _block = _subcomms[nlabs]
     return _block
 
@@ -149,6 +165,91 @@ def probe(comm: MPI.Intracomm, source: int, tag: int, what: str) -> MPI.Message:
         return None if message is None else (message, status)
 
     return _poll(ready, what)
+
+
+# --------------------------------------------------------------------------- staging
+class Staging:
+    """Memory every lab of a block can read: one segment per lab, in one window that MPI
+    allocated in memory the labs' machine shares."""
+
+    def __init__(self, comm: MPI.Intracomm, node: MPI.Intracomm, sizes: list[int]) -> None:
+        self.comm, self.node, self.sizes = comm, node, sizes
+        self.win = MPI.Win.Allocate_shared(sizes[node.Get_rank()], 1, comm=node)
+        self._segments = [np.frombuffer(self.win.Shared_query(k)[0], np.uint8)[:sizes[k]]
+                          for k in range(len(sizes))]
+
+    def segment(self, rank: int) -> np.ndarray:
+        """Lab ``rank``'s segment (0-based rank in the block) as uint8."""
+        return self._segments[rank]
+
+    def sync(self, what: str) -> None:
+        """An interruptible barrier: what a lab wrote before it, every lab sees after it
+        (the window is in the unified memory model; the barrier's atomics order it)."""
+        wait(self.comm.Ibarrier(), what)
+
+    def free(self) -> None:
+        self._segments = []
+        self.win.Free()
+
+
+_nodes: dict[int, MPI.Intracomm] = {}  # id(block communicator) -> the same labs, if on one machine
+_staging: dict[int, Staging] = {}  # id(block communicator) -> its window
+
+
+def staging(sizes: list[int]) -> Staging | None:
+    """The block's staging window with segments of at least ``sizes[k]`` bytes for lab k
+    (0-based), made or grown if needed; None when the block's labs are on several
+    machines or a segment would exceed ``SPMDLAB_STAGING_MB``. Collective: every lab of
+    the block calls it with the same sizes, so all take the same path."""
+    if _staging_limit == 0 or max(sizes, default=0) > _staging_limit:
+        return None
+    c = block()
+    key = id(c)
+    node = _nodes.get(key)
+    if node is None:
+        return None
+    old = _staging.get(key)
+    if old is not None and all(s <= h for s, h in zip(sizes, old.sizes)):
+        return old
+    # Freeing and allocating a window are blocking collectives: a lab that failed before
+    # getting here would leave the others stuck in them for good, so meet first in an
+    # interruptible barrier (another lab's error aborts it).
+    wait(c.Ibarrier(), "redistribute")
+    # segments rounded to 64 bytes keep every segment aligned for any dtype
+    grown = [64 * math.ceil(max(s, h) / 64) for s, h in zip(sizes, old.sizes if old else [0] * len(sizes))]
+    if old is not None:
+        del _staging[key]
+        old.free()
+    _staging[key] = Staging(c, node, grown)
+    return _staging[key]
+
+
+def staging_bytes() -> int:
+    """Bytes of this lab's segment of the running block's staging window (0: none)."""
+    st = _staging.get(id(block()))
+    return st.sizes[block().Get_rank()] if st is not None else 0
+
+
+def _note_node(c: MPI.Intracomm) -> None:
+    """Record whether the labs of communicator ``c`` share one machine (collective; called
+    where ``c`` is made, when every lab of it is there anyway)."""
+    node = c.Split_type(MPI.COMM_TYPE_SHARED)
+    if node.Get_size() == c.Get_size():
+        _nodes[id(c)] = node
+    else:
+        _graveyard.append(node)
+
+
+def _free_staging() -> None:
+    """Free every staging window (collective: only from ``renew``, where all labs are)."""
+    for key, st in list(_staging.items()):
+        del _staging[key]
+        try:
+            st.free()
+        except MPI.Exception:
+            _graveyard.append(st)
+    _graveyard.extend(_nodes.values())
+    _nodes.clear()
 
 
 ANY_SOURCE = MPI.ANY_SOURCE

@@ -9,6 +9,7 @@
 | ``SPMDLAB_BLAS_THREADS`` | BLAS/OpenMP threads per lab | 1 |
 | ``SPMDLAB_START_TIMEOUT`` | seconds to wait for all labs to connect | 60 |
 | ``SPMDLAB_INTERRUPT_GRACE`` | seconds labs get to stop after Ctrl-C before the pool is restarted | 1 |
+| ``SPMDLAB_STAGING_MB`` | largest local part (MB) ``redistribute`` moves through memory the labs of one machine share; the buffer is kept for reuse, 0 turns it off | 64 |
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ _ENV = {
     "blas_threads": ("SPMDLAB_BLAS_THREADS", int),
     "start_timeout": ("SPMDLAB_START_TIMEOUT", float),
     "interrupt_grace": ("SPMDLAB_INTERRUPT_GRACE", float),
+    "staging_mb": ("SPMDLAB_STAGING_MB", float),
 }
 
 _BLAS_VARS = (
@@ -49,6 +51,11 @@ class Settings:
     blas_threads: int = 1
     start_timeout: float = 60.0
     interrupt_grace: float = 1.0
+    staging_mb: float = 64.0
+
+    def __post_init__(self) -> None:
+        if not self.staging_mb >= 0:
+            raise ValueError(f"staging_mb (SPMDLAB_STAGING_MB) must be 0 or more, got {self.staging_mb!r}")
 
     def pool_size(self) -> int:
         n = self.num_labs if self.num_labs is not None else (os.cpu_count() or 1)
@@ -78,6 +85,7 @@ class Settings:
         env = dict(os.environ)
         for name in _BLAS_VARS:
             env[name] = str(self.blas_threads)
+        env["SPMDLAB_STAGING_MB"] = repr(self.staging_mb)  # the labs read it (comm.init)
         return env
 
 

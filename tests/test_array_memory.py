@@ -67,13 +67,17 @@ def test_redistribute_never_allocates_the_full_array(pool, src, dst):
         D = make(a)
         import tracemalloc as _tm
 
+        from spmdlab import comm as _comm
+
         _tm.reset_peak()
         before = _tm.get_traced_memory()[0]
         E = redistribute(D, b)
-        return (_tm.get_traced_memory()[1] - before) / FULL
+        # the staging window is MPI's memory, not traced: count it too
+        return (_tm.get_traced_memory()[1] - before + _comm.staging_bytes()) / FULL
 
     for peak in spmdlab.spmd_run(go, src, dst, pool=pool):
-        # new part (1/4) + send and receive buffers (each at most 1/4): well below 1
+        # new part (1/4) + send and receive buffers (each at most 1/4), or + the staging
+        # segment (the old part's size, 1/4): well below 1
         assert 0.2 <= peak <= 0.8, peak
 
 
