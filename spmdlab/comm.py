@@ -47,10 +47,31 @@ def init() -> tuple[int, int]:
     global _base, _current, _staging_limit
     _base = MPI.COMM_WORLD.Dup()
     _current = _base.Dup()
+    _unlink_shared_files()
     _staging_limit = int(settings.load().staging_mb * 2 ** 20)
     if _staging_limit:
         _note_node(_current)
     return _base.Get_rank(), _base.Get_size()
+
+
+def _unlink_shared_files() -> None:
+    """Remove the names of the files behind MPICH's shared memory in /dev/shm.
+
+    MPICH removes its main one only in ``MPI_Finalize``, and labs end with ``os._exit``
+    or are killed, so every pool left a few MB of RAM (tmpfs) behind until reboot. Once
+    all labs have mapped it (they all took part in the ``Dup`` before this), the name
+    can go: the mappings stay valid."""
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split(maxsplit=5)[5].strip() for line in maps if " /dev/shm/mpich_shm_" in line}
+    except OSError:  # not Linux
+        return
+    for path in paths:
+        if not path.endswith("(deleted)"):
+            try:
+                os.unlink(path)
+            except OSError:  # another lab of this machine was first
+                pass
 
 
 def renew() -> None:

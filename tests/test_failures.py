@@ -132,6 +132,31 @@ def test_lab_death_is_reported_and_a_fresh_pool_follows(how, status):
         assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/dev/shm and /proc are Linux's")
+def test_pools_leave_no_shared_memory_files_behind():
+    """MPICH's files in /dev/shm (RAM) go once the labs have mapped them: a closed pool, a
+    killed one and the staging window of redistribute leave nothing behind."""
+    import glob
+
+    before = set(glob.glob("/dev/shm/mpich_shm_*"))
+    pool = spmdlab.Pool(3)
+    try:
+        with spmd(pool=pool):
+            from spmdlab import codistributed, codistributor2dbc, redistribute
+
+            E = redistribute(codistributed(np.ones((300, 300))), codistributor2dbc())
+        with pytest.raises(LabDiedError):
+            with spmd(pool=pool):
+                if labindex() == 2:
+                    os.kill(os.getpid(), signal.SIGKILL)
+                labBarrier()
+        with pytest.warns(RuntimeWarning, match="were lost"):
+            still_works(pool)
+    finally:
+        pool.close()
+    assert set(glob.glob("/dev/shm/mpich_shm_*")) - before == set()
+
+
 CTRL_C_SCRIPT = """
 import os, signal, threading, time, numpy as np
 import spmdlab
