@@ -249,7 +249,7 @@ def _exchange_shared(new: np.ndarray, local: np.ndarray, moves: _Moves, lab: int
     False (nothing done) when there is no staging window; every lab gets the same answer."""
     dtype = local.dtype
     sizes = [math.prod(shape) * dtype.itemsize for shape in moves.src_shapes]
-    st = comm.staging(sizes)
+    st = comm.staging(sizes, what)
     if st is None:
         return False
     if any(size for k, (size, _, _) in enumerate(moves.sends) if k != lab - 1):

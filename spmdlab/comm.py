@@ -217,7 +217,7 @@ _nodes: dict[int, MPI.Intracomm] = {}  # id(block communicator) -> the same labs
 _staging: dict[int, Staging] = {}  # id(block communicator) -> its window
 
 
-def staging(sizes: list[int]) -> Staging | None:
+def staging(sizes: list[int], what: str) -> Staging | None:
     """The block's staging window with segments of at least ``sizes[k]`` bytes for lab k
     (0-based), made or grown if needed; None when the block's labs are on several
     machines or a segment would exceed ``SPMDLAB_STAGING_MB``. Collective: every lab of
@@ -235,7 +235,7 @@ def staging(sizes: list[int]) -> Staging | None:
     # Freeing and allocating a window are blocking collectives: a lab that failed before
     # getting here would leave the others stuck in them for good, so meet first in an
     # interruptible barrier (another lab's error aborts it).
-    wait(c.Ibarrier(), "redistribute")
+    wait(c.Ibarrier(), what)
     # segments rounded to 64 bytes keep every segment aligned for any dtype
     grown = [64 * math.ceil(max(s, h) / 64) for s, h in zip(sizes, old.sizes if old else [0] * len(sizes))]
     if old is not None:
