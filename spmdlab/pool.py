@@ -359,7 +359,7 @@ class Pool:
         an ``("aborted", epoch, "busy ...")`` reply and are drained like after Ctrl-C).
         ``give_up`` returns the replies received by then. After a lab's error the others
         are aborted, and given up on in the same way if they have not stopped
-        ``max(interrupt_grace, _ERROR_GIVE_UP)`` seconds later.
+        ``max(interrupt_grace, _ERROR_GIVE_UP)`` seconds later (or by the timeout's end).
         """
         replies: dict[int, tuple] = {}
         pending = {self.main[lab]: lab for lab in labs}
@@ -385,8 +385,11 @@ class Pool:
                     break
                 if give_up is not None and now > give_up:
                     break
+                give_up_after_error = error_at + max(grace, _ERROR_GIVE_UP) if error_at is not None else None
+                if give_up_after_error is not None and deadline is not None:
+                    give_up_after_error = min(give_up_after_error, deadline + grace)  # timeout= bounds it all
                 stuck = (aborted_for == "timeout" and now > deadline + grace) or \
-                    (aborted_for == "error" and now > error_at + max(grace, _ERROR_GIVE_UP))
+                    (aborted_for == "error" and now > give_up_after_error)
                 if stuck:
                     self._draining = (set(pending.values()), epoch, sink, f"after the {aborted_for}")
                     for lab in pending.values():

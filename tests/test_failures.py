@@ -274,6 +274,19 @@ def test_error_while_other_labs_block_in_raw_mpi_does_not_hang(monkeypatch):
         with pytest.warns(RuntimeWarning, match=r"labs 1, 3 did not stop after the error \(busy in "
                                                 r"compiled code\); restarting the pool\."):
             still_works(pool)
+        # with timeout=, the error's wait for the other labs ends with the timeout
+        monkeypatch.setattr(spmdlab.pool, "_ERROR_GIVE_UP", 60.0)
+        start = time.monotonic()
+        with pytest.raises(SpmdError, match="lab 2 never joins"):
+            with spmd(pool=pool, timeout=1):
+                from spmdlab import comm
+
+                if labindex() == 2:
+                    raise RuntimeError("lab 2 never joins")
+                comm.block().Barrier()
+        assert time.monotonic() - start < 10
+        with pytest.warns(RuntimeWarning, match="did not stop after the error"):
+            still_works(pool)
     finally:
         pool.close()
 
