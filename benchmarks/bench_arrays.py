@@ -3,7 +3,8 @@
 
     python benchmarks/bench_arrays.py [--labs 4 2] [--mb 80] [--repeat 15]
 
-One table per pool size (default 4 labs, then 2). Rows (medians of --repeat runs):
+One table per pool size (default 4 labs, then 2). Rows (medians of --repeat runs; ours
+and the baseline run in turns, round after round, so that both see the same machine):
 - ``distributed(X)`` of an 80 MB float64 array (default layout: column blocks, which the
   client must copy out, and row blocks, which are contiguous views) against the raw
   floor: the same bytes, pre-cut contiguous, written straight into the same sockets to
@@ -30,8 +31,10 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS
     os.environ[_var] = "1"  # the single-process matmul baseline uses one BLAS thread
 
 import argparse  # noqa: E402
+import statistics  # noqa: E402
 import struct  # noqa: E402
 import sys  # noqa: E402
+import time  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -105,43 +108,55 @@ class RawSockets:
                 pass
 
 
-def transfers(pool, mb: int, repeat: int) -> list:
+def _timed(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def transfers(pool, mb: int, repeat: int, warmup: int = 2) -> list:
+    """Ours and the raw floor in turns, round after round (so that both see the same
+    machine: on 2 cores a drift between two blocks of runs moves the ratio by 0.2)."""
     n = pool.numlabs
     cols = 1000
     rows = mb * 1_000_000 // 8 // cols
     X = np.random.default_rng(0).random((rows, cols))
     nbytes = X.nbytes
-    results = []
-    for label, codist in [("columns, default", None), ("rows", codistributor1d(1))]:
-        holder = {}
-
-        def scatter():
-            holder.pop("D", None)
-            holder["D"] = distributed(X, codist, pool=pool)
-
-        t_scatter = median(scatter, repeat)
-        D = holder["D"]
-        t_gather = median(lambda: gather(D), repeat)
-        assert np.array_equal(gather(D), X)
-        results.append((label, t_scatter, t_gather))
-        del holder, D
-    raw = RawSockets(pool)
+    layouts = [("columns, default", None), ("rows", codistributor1d(1))]
     parts = np.array_split(X.reshape(-1), n)  # contiguous, already cut
-    t_raw_scatter = median(lambda: raw.scatter(parts), repeat)
     sizes = [p.nbytes for p in parts]
     out = np.empty_like(X)
-    t_raw_reused = median(lambda: raw.gather(out, sizes), repeat)
+    times: dict = {}
+
+    def note(key, seconds, r):
+        if r >= warmup:
+            times.setdefault(key, []).append(seconds)
+
+    for r in range(warmup + repeat):
+        for label, codist in layouts:
+            made: list = []
+            note(("scatter", label), _timed(lambda: made.append(distributed(X, codist, pool=pool))), r)
+            D = made.pop()
+            note(("gather", label), _timed(lambda: gather(D)), r)
+            if r == 0:
+                assert np.array_equal(gather(D), X)
+            D = None  # freed on the labs with the next command
+        raw = RawSockets(pool)
+        note("raw scatter", _timed(lambda: raw.scatter(parts)), r)
+        # gather returns a new array, so the like-for-like floor receives into a new one too
+        note("raw gather", _timed(lambda: raw.gather(np.empty_like(X), sizes)), r)
+        note("raw gather reused", _timed(lambda: raw.gather(out, sizes)), r)
+        raw.close()
     assert np.array_equal(out, X)
-    # gather returns a new array, so the like-for-like floor receives into a new one too
-    t_raw_gather = median(lambda: raw.gather(np.empty_like(X), sizes), repeat)
-    raw.close()
+    t = {key: statistics.median(v) for key, v in times.items()}
     rows_out = []
-    for label, t_scatter, t_gather in results:
-        rows_out.append((f"distributed(X) {mb} MB ({label})", t_scatter, "raw socket scatter", t_raw_scatter,
-                         nbytes))
-        rows_out.append((f"gather(D) {mb} MB ({label})", t_gather, "raw socket gather into a new array",
-                         t_raw_gather, nbytes))
-    rows_out.append((f"  (raw socket gather into a reused array: {t_raw_reused * 1e3:.1f} ms)", None, "", 0, 0))
+    for label, _ in layouts:
+        rows_out.append((f"distributed(X) {mb} MB ({label})", t["scatter", label], "raw socket scatter",
+                         t["raw scatter"], nbytes))
+        rows_out.append((f"gather(D) {mb} MB ({label})", t["gather", label], "raw socket gather into a new array",
+                         t["raw gather"], nbytes))
+    rows_out.append((f"  (raw socket gather into a reused array: {t['raw gather reused'] * 1e3:.1f} ms)",
+                     None, "", 0, 0))
     return rows_out
 
 
@@ -157,26 +172,24 @@ def redistribute_vs_alltoallv(pool, mb: int, repeat: int):
         _c = _comm.block()
         _D = codistributed.rand(rows, cols, codist=codistributor1d(2), seed=1)
         _target = codistributor2dbc()
-        _ours, _raw = [], []
-        for _i in range(repeat + 1):
-            _c.Barrier()
-            _t = _time.perf_counter()
-            _E = redistribute(_D, _target)
-            _c.Barrier()
-            _ours.append(_time.perf_counter() - _t)
-            del _E
         _me, _n = _c.Get_rank() + 1, _c.Get_size()
         _p = _plan(getCodistributor(_D), _target, _n, (rows, cols), lab=_me)
         _sc = np.array([t.size * 8 for t in _p[_me - 1]], dtype=np.int64)
         _rc = np.array([_p[s][_me - 1].size * 8 for s in range(_n)], dtype=np.int64)
         _sb = np.ones(int(_sc.sum()), dtype=np.uint8)
         _rb = np.empty(int(_rc.sum()), dtype=np.uint8)
-        for _i in range(repeat + 1):
+
+        def _timed(_f):
             _c.Barrier()
             _t = _time.perf_counter()
-            _c.Alltoallv([_sb, _sc], [_rb, _rc])
+            _f()
             _c.Barrier()
-            _raw.append(_time.perf_counter() - _t)
+            return _time.perf_counter() - _t
+
+        _ours, _raw = [], []
+        for _i in range(repeat + 1):  # in turns, the first round a warm-up
+            _ours.append(_timed(lambda: redistribute(_D, _target)))
+            _raw.append(_timed(lambda: _c.Alltoallv([_sb, _sc], [_rb, _rc])))
         times = (sorted(_ours[1:])[len(_ours[1:]) // 2], sorted(_raw[1:])[len(_raw[1:]) // 2])
         total = int(_c.allreduce(int(_sc.sum())))
     t_ours, t_raw = times[1]
