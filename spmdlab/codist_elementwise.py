@@ -192,18 +192,17 @@ def _binary(ufunc: np.ufunc, reflected: bool = False):
         if not _is_operand(other):
             return NotImplemented
         if _big(self) and is_temporary(self, "right" if reflected else "left"):
-            operands = (other, self) if reflected else (self, other)
-            if _reusable(self, ufunc, operands):
-                result = _into(ufunc, operands, self)
-                note_result(result)
-                return result
+            temporary = self
         elif _big(other) and is_temporary(other, "left" if reflected else "right"):
-            operands = (other, self) if reflected else (self, other)
-            if _reusable(other, ufunc, operands):
-                result = _into(ufunc, operands, other)
-                note_result(result)
-                return result
-        result = _ufunc_call(ufunc, (other, self) if reflected else (self, other), {})
+            temporary = other
+        else:
+            temporary = None
+        operands = (other, self) if reflected else (self, other)  # only now: it adds references
+        if temporary is not None and _reusable(temporary, ufunc, operands):
+            result = _into(ufunc, operands, temporary)
+            note_result(result)
+            return result
+        result = _ufunc_call(ufunc, operands, {})
         if ufunc.nout == 1:
             note_result(result)
         return result
