@@ -182,6 +182,24 @@ def _into(ufunc: np.ufunc, operands: tuple, target):
     return _ufunc_call(ufunc, operands, {"out": (target,)})
 
 
+# numpy >= 2 computes ``a ** 2`` as ``square(a)``, also for bools (giving int8); before, and
+# for ``** -1`` / ``** 0.5`` still, only for floating and complex arrays.
+_SQUARE_ANY_DTYPE = (np.ones(1, dtype=bool) ** 2).dtype == np.dtype(np.int8)
+
+
+def _fast_power(dtype: np.dtype, exponent: Any) -> Optional[np.ufunc]:
+    """The unary ufunc numpy's ``**`` operator uses for ``array ** exponent``, if any."""
+    inexact = dtype.kind in "fc"
+    if type(exponent) is int:
+        if exponent == 2 and (inexact or (_SQUARE_ANY_DTYPE and dtype.kind in "biu")):
+            return np.square
+        if exponent == -1 and inexact:
+            return np.reciprocal
+    elif type(exponent) is float and exponent == 0.5 and inexact:
+        return np.sqrt
+    return None
+
+
 def _binary(ufunc: np.ufunc, reflected: bool = False):
     # is_temporary must be called from `op` itself, before anything else refers to
     # the operand (it counts references and reads the caller's frame).
@@ -198,12 +216,17 @@ def _binary(ufunc: np.ufunc, reflected: bool = False):
         else:
             temporary = None
         operands = (other, self) if reflected else (self, other)  # only now: it adds references
-        if temporary is not None and _reusable(temporary, ufunc, operands):
-            result = _into(ufunc, operands, temporary)
+        fn = ufunc
+        if ufunc is np.power and not reflected:
+            fast = _fast_power(self.dtype, other)
+            if fast is not None:
+                fn, operands = fast, (self,)
+        if temporary is not None and _reusable(temporary, fn, operands):
+            result = _into(fn, operands, temporary)
             note_result(result)
             return result
-        result = _ufunc_call(ufunc, operands, {})
-        if ufunc.nout == 1:
+        result = _ufunc_call(fn, operands, {})
+        if fn.nout == 1:
             note_result(result)
         return result
 
@@ -228,7 +251,11 @@ def _inplace(ufunc: np.ufunc):
     def op(self, other):
         if not _is_operand(other):
             return NotImplemented
-        _ufunc_call(ufunc, (self, other), {"out": (self,)})
+        fast = _fast_power(self.dtype, other) if ufunc is np.power else None
+        if fast is not None:
+            _ufunc_call(fast, (self,), {"out": (self,)})
+        else:
+            _ufunc_call(ufunc, (self, other), {"out": (self,)})
         return self
 
     return op

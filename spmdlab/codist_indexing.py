@@ -114,6 +114,8 @@ def _slice_get(D, parsed: list, what: str):
                 index.append(local_k)
             elif kind == "i":
                 index.append(v)
+            elif len(v) == 0:  # e.g. range(-1, -1, -1): slice(-1, None, -1) would select
+                index.append(slice(0, 0))
             else:
                 index.append(slice(v.start, v.stop if v.stop >= 0 else None, v.step))
         local = np.array(D._local[tuple(index)], copy=True)
@@ -192,6 +194,9 @@ def _mask_set(D, M, value: Any, what: str) -> None:
     Ml = _mask_local(D, M, what)
     if isinstance(value, CD):
         value = _gather(value)
+    if isinstance(value, (numbers.Number, np.generic)):
+        D._local[Ml] = value  # numpy's conversion: a Python complex into floats is a TypeError
+        return
     v = np.asarray(value)
     while v.ndim > 1 and v.shape[0] == 1:
         v = v[0]

@@ -70,6 +70,9 @@ from .codist_reshape import _nonzero, _np_reshape, _reshape, _scan, _squeeze, _t
 
 __all__ = ["CodistOps"]
 
+# numpy 2.4: size-1 arrays with ndim > 0 no longer convert (a codistributed array is never 0-d)
+_NOT_0D = "only 0-dimensional arrays can be converted to Python scalars (use D.item())"
+
 
 def _np_size(a, axis=None):
     return a.size if axis is None else a.shape[axis]
@@ -234,10 +237,14 @@ class CodistOps:
 
     # ---- conversions --------------------------------------------------------------------
     def item(self, *args):
-        """The single element as a Python scalar (replicated), as ``ndarray.item``."""
+        """The single element as a Python scalar (replicated), as ``ndarray.item``; a flat
+        index (negative counts from the end) or a tuple of indices picks another one."""
         if args:
             if len(args) == 1 and isinstance(args[0], numbers.Integral):
-                idx = np.unravel_index(operator.index(args[0]), self.shape)
+                flat = operator.index(args[0])
+                if not -self.size <= flat < self.size:
+                    raise IndexError(f"index {flat} is out of bounds for size {self.size}")
+                idx = np.unravel_index(flat % self.size, self.shape)
             else:
                 idx = tuple(args[0]) if len(args) == 1 else args
             return self[tuple(int(i) for i in idx)].item()
@@ -255,18 +262,13 @@ class CodistOps:
         return bool(self.item())
 
     def __float__(self) -> float:
-        return float(self._scalar_only("float"))
+        raise TypeError(_NOT_0D)
 
     def __int__(self) -> int:
-        return int(self._scalar_only("int"))
+        raise TypeError(_NOT_0D)
 
     def __complex__(self) -> complex:
-        return complex(self._scalar_only("complex"))
-
-    def _scalar_only(self, what: str):
-        if self.size != 1:
-            raise TypeError(f"only arrays of size 1 can be converted to Python scalars ({what})")
-        return self.item()
+        raise TypeError(_NOT_0D)
 
     @property
     def real(self):
@@ -277,7 +279,8 @@ class CodistOps:
         return _elementwise("imag", np.imag, [self])
 
     def conj(self):
-        return _ufunc_call(np.conjugate, (self,), {})
+        """The complex conjugate; as ``ndarray.conj``, the same array for real dtypes."""
+        return _elementwise("conj", np.ndarray.conj, [self])
 
     conjugate = conj
 

@@ -103,6 +103,9 @@ def _reshape(D, shape: Any, order: str = "C", what: str = "reshape"):
     lab, n = _labs_of(D, what)
     if S == G:
         return _from_local(np.array(D._local, copy=True), D._codist)
+    if math.prod(S) == 0:  # nothing moves (flat ranges assume every element exists)
+        dst = _flat_layout(S, n)
+        return _from_local(np.empty(dst.localShape(lab, n), dtype=D.dtype), dst)
     src = D if _concatenates(D._codist, G) else _redistribute(D, _flat_layout(G, n))
     dst = _flat_layout(S, n)
     sr, dr = _flat_ranges(src._codist, G), _flat_ranges(dst, S)
@@ -144,10 +147,14 @@ def _squeeze(D, axis=None):
     if not axes:
         return _from_local(np.array(D._local, copy=True), D._codist)
     R = _squeeze_shape(G, axes)
+    if not R:  # as numpy, a 0-d array: replicated, as codistributed arrays are never 0-d
+        out = np.empty((), dtype=D.dtype)
+        out[()] = D[(0,) * len(G)]
+        return out
     c = D._codist
-    if R and _is1d(c) and c.Dimension - 1 not in axes:
+    if _is1d(c) and c.Dimension - 1 not in axes:
         return _wrap_local(np.array(D._local, copy=True), c, G, axes, False)
-    return _reshape(D, R if R else (1,), what=what)
+    return _reshape(D, R, what=what)
 
 
 # --------------------------------------------------------------------------- scans, nonzero
