@@ -196,9 +196,11 @@ def _bytes(a: np.ndarray) -> np.ndarray:
 
 
 def _allreduce(x: np.ndarray, how: str, what: str) -> np.ndarray:
+    send = _contig(x)
+    if _here()[1] == 1:
+        return send.copy()
     MPI = comm.MPI
     op = {"sum": MPI.SUM, "prod": MPI.PROD, "min": MPI.MIN, "max": MPI.MAX}[how]
-    send = _contig(x)
     recv = np.empty_like(send)
     if send.size == 0:
         return recv

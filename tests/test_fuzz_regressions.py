@@ -148,3 +148,11 @@ def test_reshape_of_zero_size_arrays_does_not_hang(pools):
              ((3, 0), (0,)), ((0, 5), (5, 0))]
     for pool in pools.values():
         assert reshapes_on(pool, cases) == []
+
+
+@pytest.mark.nompi
+def test_reductions_along_an_axis_of_2dbc_arrays_work_at_the_client():
+    X = np.array([[1.0, np.nan], [0.0, 2.0]], dtype=np.float32)
+    D = codistributed(X, codistributor2dbc(None, 1))
+    np.testing.assert_array_equal(gather(D.argmin(axis=0)), X.argmin(axis=0))
+    np.testing.assert_array_equal(gather(D.argmax(axis=1)), X.argmax(axis=1))
