@@ -5,12 +5,34 @@
 ...     x = labindex()
 >>> x[2]
 2
+
+The names below are the public API (docs/design.md); every other module is internal.
 """
+from .codist import codistributed, gather, getCodistributor, getLocalPart, globalIndices, iscodistributed, redistribute
+from .codistributor import codistributor, codistributor1d, codistributor2dbc
 from .composite import Composite, NoDataError, exist
+from .distributed import distributed, isdistributed
 from .errors import LabDiedError, PoolError, RemoteError, SpmdError, SpmdSourceError, SpmdTimeoutError
-from .messaging import (gcat, gop, gplus, labBarrier, labBroadcast, labProbe, labReceive, labSend,
-                        labSendReceive, spmdBarrier, spmdBroadcast, spmdCat, spmdPlus, spmdProbe,
-                        spmdReceive, spmdReduce, spmdSend, spmdSendReceive)
+from .messaging import (
+                     gcat,
+                     gop,
+                     gplus,
+                     labBarrier,
+                     labBroadcast,
+                     labProbe,
+                     labReceive,
+                     labSend,
+                     labSendReceive,
+                     spmdBarrier,
+                     spmdBroadcast,
+                     spmdCat,
+                     spmdPlus,
+                     spmdProbe,
+                     spmdReceive,
+                     spmdReduce,
+                     spmdSend,
+                     spmdSendReceive,
+)
 from .pool import Pool, gcp, parpool
 from .runtime import labindex, numlabs, spmdIndex, spmdSize
 from .spmd import spmd, spmd_run
@@ -18,21 +40,19 @@ from .spmd import spmd, spmd_run
 __version__ = "0.1.0"
 
 __all__ = [
-    "Composite", "NoDataError", "exist", "LabDiedError", "PoolError", "RemoteError", "SpmdError",
-    "SpmdSourceError", "SpmdTimeoutError", "gcat", "gop", "gplus", "labBarrier", "labBroadcast",
-    "labProbe", "labReceive", "labSend", "labSendReceive", "spmdBarrier", "spmdBroadcast", "spmdCat",
-    "spmdPlus", "spmdProbe", "spmdReceive", "spmdReduce", "spmdSend", "spmdSendReceive", "Pool", "gcp",
-    "parpool", "labindex", "numlabs", "spmdIndex", "spmdSize", "spmd", "spmd_run",
-]
-
-# Codistributed (lab side) and distributed (client side) arrays.
-from .codistributor import codistributor, codistributor1d, codistributor2dbc  # noqa: E402
-from .codistributed import (codistributed, gather, getCodistributor, getLocalPart,  # noqa: E402
-                            globalIndices, iscodistributed, redistribute)
-from .distributed import distributed, isdistributed  # noqa: E402
-
-__all__ += [
+    # pools and blocks
+    "Pool", "gcp", "parpool", "spmd", "spmd_run",
+    # values on the labs
+    "Composite", "NoDataError", "exist",
+    # the lab API
+    "labindex", "numlabs", "spmdIndex", "spmdSize",
+    "gcat", "gop", "gplus", "labBarrier", "labBroadcast", "labProbe", "labReceive", "labSend",
+    "labSendReceive", "spmdBarrier", "spmdBroadcast", "spmdCat", "spmdPlus", "spmdProbe",
+    "spmdReceive", "spmdReduce", "spmdSend", "spmdSendReceive",
+    # distributed arrays
     "codistributor", "codistributor1d", "codistributor2dbc", "codistributed", "gather",
     "getCodistributor", "getLocalPart", "globalIndices", "iscodistributed", "redistribute",
     "distributed", "isdistributed",
+    # errors
+    "LabDiedError", "PoolError", "RemoteError", "SpmdError", "SpmdSourceError", "SpmdTimeoutError",
 ]

@@ -1,58 +1,98 @@
-"""Argument checks shared by the client and lab APIs (MATLAB numbering, DESIGN §1)."""
+"""Argument checks shared by the client and lab APIs (MATLAB numbering, docs/design.md §1).
+
+Internal module: the one place where lab numbers, tags and dimensions are checked, so
+each rule has one error text.
+"""
 from __future__ import annotations
 
 import numbers
+from typing import Any, Optional, TypeGuard
+
+import numpy as np
+
+__all__ = ["REQUIRED", "check_lab", "check_numlabs", "check_tag", "dim_to_axis", "is_int"]
 
 
-def check_lab(lab, numlabs: int, what: str = "lab") -> int:
-    """Return ``lab`` as an int if it is a lab number 1..numlabs, else raise ValueError.
+def is_int(x: Any) -> TypeGuard[int]:
+    """True for integers, numpy's included, but not for bools."""
+    return isinstance(x, numbers.Integral) and not isinstance(x, (bool, np.bool_))
+
+
+def check_numlabs(numlabs: Any) -> int:
+    """``numlabs`` as an int if it is a positive integer, else ValueError."""
+    if not is_int(numlabs) or numlabs < 1:
+        raise ValueError(f"numlabs must be a positive integer, got {numlabs!r}")
+    return int(numlabs)
+
+
+def check_lab(lab: Any, numlabs: int, what: str = "lab") -> int:
+    """Return ``lab`` as an int if it is a lab number 1..numlabs.
+
+    Anything but a number is a TypeError; a number that names no lab (0, 5 of 4, 1.5,
+    True) is a ValueError stating the rule.
 
     >>> check_lab(2, 4)
     2
     """
-    if isinstance(lab, bool) or not isinstance(lab, numbers.Integral):
+    n = check_numlabs(numlabs)
+    if not isinstance(lab, (numbers.Number, np.generic)):
         raise TypeError(f"{what} must be an integer lab number, got {lab!r}")
-    lab = int(lab)
-    if not 1 <= lab <= numlabs:
-        raise ValueError(
-            f"{what} {lab} does not exist: labs are numbered 1..{numlabs} as in MATLAB"
-        )
-    return lab
+    if not is_int(lab) or not 1 <= lab <= n:
+        raise ValueError(f"{what} {lab} does not exist: labs are numbered 1..{n} as in MATLAB")
+    return int(lab)
 
 
-def check_tag(tag, allow_any: bool = False) -> int | None:
+def check_tag(tag: Any, allow_any: bool = False) -> Optional[int]:
+    """A message tag: a non-negative integer (or None for any tag, if allowed)."""
     if tag is None and allow_any:
         return None
-    if isinstance(tag, bool) or not isinstance(tag, numbers.Integral) or tag < 0:
+    if not is_int(tag) or tag < 0:
         raise ValueError(f"tag must be a non-negative integer, got {tag!r}")
     return int(tag)
 
 
-def dim_to_axis(dim, axis, ndim: int | None = None, default: int | None = None) -> int:
-    """Turn a MATLAB dimension (1-based) or a numpy ``axis`` (0-based) into an axis.
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
 
-    >>> dim_to_axis(1, None), dim_to_axis(None, 1)
-    (0, 1)
+
+REQUIRED: Any = _Required()  # dim_to_axis(default=REQUIRED): a dimension must be given
+
+
+def dim_to_axis(dim: Any, axis: Any, ndim: Optional[int] = None, default: Any = REQUIRED,
+                what: str = "") -> Any:
+    """The 0-based axis named by ``dim`` (1-based, MATLAB) or ``axis`` (0-based, numpy;
+    negative counts from the end when ``ndim`` is known); ``default`` when neither is
+    given (by default that is a TypeError). The one dim/axis rule of the library.
+
+    >>> dim_to_axis(1, None), dim_to_axis(None, 1), dim_to_axis(None, -1, 3)
+    (0, 1, 2)
     """
+    prefix = f"{what}: " if what else ""
     if dim is not None and axis is not None:
-        raise TypeError("give the dimension as dim (1-based, MATLAB) or axis= (0-based), not both")
+        raise TypeError(f"{prefix}give the dimension as dim (1-based, MATLAB) or axis= (0-based), "
+                        "not both")
     if dim is None and axis is None:
-        if default is None:
-            raise TypeError("a dimension is required")
+        if default is REQUIRED:
+            raise TypeError(f"{prefix}a dimension is needed: pass dim (1-based) or axis= (0-based)")
         return default
     if dim is not None:
-        if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
-            raise ValueError(
-                f"dimension {dim!r} is invalid: dimensions are numbered from 1 as in MATLAB "
-                "(1 = rows, 2 = columns), or pass axis= (0-based)"
-            )
-        result = int(dim) - 1
-    else:
-        if isinstance(axis, bool) or not isinstance(axis, numbers.Integral) or axis < 0:
-            raise ValueError(f"axis {axis!r} is invalid: axes are numbered from 0 as in numpy")
-        result = int(axis)
-    if ndim is not None and result >= ndim:
-        raise ValueError(
-            f"dimension {result + 1} (axis {result}) is invalid for an array with {ndim} dimensions"
-        )
-    return result
+        if not is_int(dim):
+            raise TypeError(f"{prefix}the dimension must be an integer, got {dim!r}")
+        if dim < 1:
+            raise ValueError(f"{prefix}invalid dimension {dim}: dimensions are numbered from 1 "
+                             "as in MATLAB (or use axis= for 0-based)")
+        if ndim is not None and dim > ndim:
+            raise ValueError(f"{prefix}dimension {dim} is out of range for a {ndim}-D array: "
+                             f"dimensions are numbered 1..{ndim} as in MATLAB (axis= 0..{ndim - 1})")
+        return int(dim) - 1
+    if not is_int(axis):
+        raise TypeError(f"{prefix}the axis must be an integer, got {axis!r}")
+    if ndim is None:
+        if axis < 0:
+            raise ValueError(f"{prefix}axis {axis} counts from the end, but the number of "
+                             "dimensions is not known here: use a non-negative axis or dim")
+        return int(axis)
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(f"{prefix}axis {axis} is out of bounds for array of dimension {ndim}")
+    return int(axis) % ndim

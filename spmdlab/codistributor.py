@@ -12,15 +12,14 @@ lab's local part of a global array ``A``.
 from __future__ import annotations
 
 import math
-import numbers
-from typing import Any, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import runtime  # no MPI: only the running block's numlabs() for MATLAB's defaults
+from .checks import check_lab, check_numlabs, dim_to_axis, is_int
 
-__all__ = ["codistributor1d", "codistributor2dbc", "codistributor",
-           "Transfer", "transfer_plan", "transfer_regions"]
+__all__ = ["codistributor1d", "codistributor2dbc", "codistributor", "Codistributor"]
 
 IndexLike = Union[int, np.ndarray, Sequence[Any]]
 Selection = Union[slice, np.ndarray]
@@ -28,68 +27,16 @@ _ZERO_D = "codistributor1d cannot distribute a 0-d array (use shape (1,) or (1, 
 
 
 # --------------------------------------------------------------------------- helpers
-def _is_int(x: Any) -> bool:
-    if type(x) is int:
-        return True
-    return isinstance(x, numbers.Integral) and not isinstance(x, (bool, np.bool_))
-
-
-def _check_numlabs(numlabs: Any) -> int:
-    if not _is_int(numlabs) or numlabs < 1:
-        raise ValueError(f"numlabs must be a positive integer, got {numlabs!r}")
-    return int(numlabs)
-
-
-def _check_lab(lab: Any, numlabs: Any) -> int:
-    n = _check_numlabs(numlabs)
-    if not _is_int(lab) or not 1 <= lab <= n:
-        raise ValueError(f"invalid lab {lab!r}: labs are numbered 1..{n} as in MATLAB")
-    return int(lab)
-
-
 def _check_gsize(gsize: Any) -> Tuple[int, ...]:
-    if _is_int(gsize):
+    if is_int(gsize):
         gsize = (gsize,)
     try:
         g = tuple(gsize)
     except TypeError:
         raise TypeError(f"gsize must be a sequence of non-negative integers, got {gsize!r}") from None
-    if not all(_is_int(s) and s >= 0 for s in g):
+    if not all(is_int(s) and s >= 0 for s in g):
         raise ValueError(f"gsize must contain non-negative integers, got {gsize!r}")
     return tuple(int(s) for s in g)
-
-
-def _dim_from(dim: Any, axis: Any, ndim: Optional[int], what: str = "dim") -> Optional[int]:
-    """Turn ``dim`` (1-based) or ``axis`` (0-based, may be negative) into a 1-based dim.
-
-    Returns None when neither is given, or when a negative axis cannot be resolved
-    because ``ndim`` is unknown (the caller keeps the axis pending).
-    """
-    if dim is not None and axis is not None:
-        raise TypeError(f"pass either {what} (1-based) or axis= (0-based), not both")
-    if dim is not None:
-        if not _is_int(dim):
-            raise TypeError(f"{what} must be an integer, got {dim!r}")
-        if dim < 1:
-            raise ValueError(f"invalid dimension {dim}: dimensions are numbered from 1 "
-                             "as in MATLAB (or use axis= for 0-based)")
-        d = int(dim)
-    elif axis is not None:
-        if not _is_int(axis):
-            raise TypeError(f"axis must be an integer, got {axis!r}")
-        if axis < 0:
-            if ndim is None:
-                return None
-            if axis < -ndim:
-                raise ValueError(f"axis {axis} is out of range for a {ndim}-D array")
-            return ndim + int(axis) + 1
-        d = int(axis) + 1
-    else:
-        return None
-    if ndim is not None and d > ndim:
-        raise ValueError(f"dimension {d} is out of range for a {ndim}-D array: dimensions "
-                         f"are numbered 1..{ndim} as in MATLAB (axis= 0..{ndim - 1})")
-    return d
 
 
 def _int_array(i: Any) -> np.ndarray:
@@ -145,10 +92,7 @@ class _Base:
         return len(self.GlobalSize)
 
     def _resolve_dim(self, dim: Any, axis: Any) -> int:
-        d = _dim_from(dim, axis, self._ndim())
-        if d is None:
-            raise TypeError("a dimension is needed: pass dim (1-based) or axis= (0-based)")
-        return d
+        return dim_to_axis(dim, axis, self._ndim()) + 1
 
     def localIndices(self, lab: int, numlabs: int) -> Tuple[np.ndarray, ...]:
         """Per-dimension 0-based global indices stored by ``lab``, in local order."""
@@ -188,14 +132,18 @@ class codistributor1d(_Base):
         ndim = None if self._gsize is None else len(self._gsize)
         if ndim == 0:
             raise ValueError(_ZERO_D)
-        self._dim = _dim_from(dim, axis, ndim)
+        if dim is None and ndim is None and is_int(axis) and axis < 0:
+            self._dim = None  # a negative axis waits for the array's number of dimensions
+        else:
+            a = dim_to_axis(dim, axis, ndim, default=None)
+            self._dim = None if a is None else a + 1
         self._pending_axis = axis if (self._dim is None and axis is not None) else None
         if self._dim is None and self._gsize is not None:
             self._dim = self.defaultDimension(self._gsize)
         self._partition = None
         if partition is not None:
             p = list(partition)
-            if not all(_is_int(x) and x >= 0 for x in p):
+            if not all(is_int(x) and x >= 0 for x in p):
                 raise ValueError(f"partition entries must be non-negative integers, got {partition!r}")
             self._partition = [int(x) for x in p]
             if self._gsize is not None:
@@ -235,8 +183,8 @@ class codistributor1d(_Base):
         >>> codistributor1d.defaultPartition(10, 4)
         [3, 3, 2, 2]
         """
-        numlabs = _check_numlabs(runtime.numlabs() if numlabs is None else numlabs)
-        if not _is_int(n) or n < 0:
+        numlabs = check_numlabs(runtime.numlabs() if numlabs is None else numlabs)
+        if not is_int(n) or n < 0:
             raise ValueError(f"n must be a non-negative integer, got {n!r}")
         q, r = divmod(int(n), numlabs)
         return [q + 1] * r + [q] * (numlabs - r)
@@ -262,7 +210,7 @@ class codistributor1d(_Base):
     def complete(self, gsize: Sequence[int], numlabs: int) -> "codistributor1d":
         """Copy with Dimension, Partition and GlobalSize filled in for ``gsize`` on ``numlabs`` labs."""
         g = _check_gsize(gsize)
-        n = _check_numlabs(numlabs)
+        n = check_numlabs(numlabs)
         if self._gsize is not None and self._gsize != g:
             raise ValueError(f"codistributor is for global size {self._gsize} "
                              f"but the array has size {g}")
@@ -270,11 +218,11 @@ class codistributor1d(_Base):
             raise ValueError(_ZERO_D)
         dim = self._dim
         if dim is None and self._pending_axis is not None:
-            dim = _dim_from(None, self._pending_axis, len(g))
+            dim = dim_to_axis(None, self._pending_axis, len(g)) + 1
         if dim is None:
             dim = self.defaultDimension(g)
         elif dim > len(g):
-            _dim_from(dim, None, len(g))  # raises with the rule
+            dim_to_axis(dim, None, len(g))  # raises with the rule
         part = self._partition
         if part is None:
             part = self.defaultPartition(g[dim - 1], n)
@@ -288,7 +236,7 @@ class codistributor1d(_Base):
         return self._dim is not None and self._partition is not None and self._gsize is not None
 
     def _ready(self, numlabs: int) -> "codistributor1d":
-        n = _check_numlabs(numlabs)
+        n = check_numlabs(numlabs)
         if not self.isComplete():
             if self._gsize is None:
                 raise ValueError("codistributor1d is not complete (GlobalSize unknown); "
@@ -311,7 +259,7 @@ class codistributor1d(_Base):
         if lab is None or numlabs is None:
             raise TypeError("globalIndices needs lab and numlabs")
         c = self._ready(numlabs)
-        lab = _check_lab(lab, numlabs)
+        lab = check_lab(lab, numlabs)
         d = c._dim if dim is None and axis is None else c._resolve_dim(dim, axis)
         if d != c._dim:
             return np.arange(c._gsize[d - 1], dtype=np.int64)
@@ -321,7 +269,7 @@ class codistributor1d(_Base):
     def localShape(self, lab: int, numlabs: int) -> Tuple[int, ...]:
         """Shape of the local part stored by ``lab`` (O(1): no index arrays)."""
         c = self._ready(numlabs)
-        lab = _check_lab(lab, numlabs)
+        lab = check_lab(lab, numlabs)
         shape = list(c._gsize)
         shape[c._dim - 1] = c._partition[lab - 1]
         return tuple(shape)
@@ -333,7 +281,7 @@ class codistributor1d(_Base):
     def localSlices(self, lab: int, numlabs: int) -> Tuple[slice, ...]:
         """The global region stored by ``lab`` as a tuple of slices."""
         c = self._ready(numlabs)
-        lab = _check_lab(lab, numlabs)
+        lab = check_lab(lab, numlabs)
         sl = [slice(0, s) for s in c._gsize]
         sl[c._dim - 1] = slice(*c._bounds(lab))
         return tuple(sl)
@@ -381,7 +329,7 @@ class codistributor1d(_Base):
         if is_tuple and len(local_index) != c._ndim():
             c._split(local_index)  # raises with the rule
         i = local_index[c._dim - 1] if is_tuple else local_index
-        labs, n = np.asarray(lab), _check_numlabs(numlabs)
+        labs, n = np.asarray(lab), check_numlabs(numlabs)
         if labs.size and (labs.dtype == bool or not np.issubdtype(labs.dtype, np.integer)
                           or labs.min() < 1 or labs.max() > n):
             raise ValueError(f"invalid lab {lab!r}: labs are numbered 1..{n} as in MATLAB")
@@ -420,11 +368,11 @@ class codistributor2dbc(_Base):
                  orientation: str = "row", gsize: Optional[Sequence[int]] = None) -> None:
         if labgrid is not None:
             g = list(labgrid)
-            if len(g) != 2 or not all(_is_int(x) and x >= 1 for x in g):
+            if len(g) != 2 or not all(is_int(x) and x >= 1 for x in g):
                 raise ValueError(f"labgrid must be two positive integers [rows, cols], got {labgrid!r}")
             labgrid = [int(x) for x in g]
         self._grid = labgrid
-        if not _is_int(blocksize):
+        if not is_int(blocksize):
             raise TypeError(f"blocksize must be an integer, got {blocksize!r}")
         if blocksize < 1:
             raise ValueError(f"blocksize must be >= 1, got {blocksize}")
@@ -471,14 +419,14 @@ class codistributor2dbc(_Base):
     def defaultLabGrid(n: Optional[int] = None) -> list:
         """[r, n // r] with r the largest divisor of n (default: the labs of the running
         block) not above sqrt(n)."""
-        n = _check_numlabs(runtime.numlabs() if n is None else n)
+        n = check_numlabs(runtime.numlabs() if n is None else n)
         r = max(d for d in range(1, math.isqrt(n) + 1) if n % d == 0)
         return [r, n // r]
 
     def complete(self, gsize: Sequence[int], numlabs: int) -> "codistributor2dbc":
         """Copy with LabGrid and GlobalSize filled in for ``gsize`` on ``numlabs`` labs."""
         g = self._check_2d(gsize)
-        n = _check_numlabs(numlabs)
+        n = check_numlabs(numlabs)
         if self._gsize is not None and self._gsize != g:
             raise ValueError(f"codistributor is for global size {self._gsize} "
                              f"but the array has size {g}")
@@ -493,7 +441,7 @@ class codistributor2dbc(_Base):
         return self._grid is not None and self._gsize is not None
 
     def _ready(self, numlabs: int) -> "codistributor2dbc":
-        n = _check_numlabs(numlabs)
+        n = check_numlabs(numlabs)
         if not self.isComplete():
             if self._gsize is None:
                 raise ValueError("codistributor2dbc is not complete (GlobalSize unknown); "
@@ -508,7 +456,7 @@ class codistributor2dbc(_Base):
     def gridCoords(self, lab: int, numlabs: int) -> Tuple[int, int]:
         """0-based (grid row, grid column) of ``lab``."""
         c = self._ready(numlabs)
-        lab = _check_lab(lab, numlabs)
+        lab = check_lab(lab, numlabs)
         r, q = c._grid
         return divmod(lab - 1, q) if c._orient == "row" else ((lab - 1) % r, (lab - 1) // r)
 
@@ -621,100 +569,3 @@ def codistributor(kind: str = "1d", *args: Any, **kwargs: Any) -> Codistributor:
     if k == "2dbc":
         return codistributor2dbc(*args, **kwargs)
     raise ValueError(f"unknown codistributor kind {kind!r}: use '1d' or '2dbc'")
-
-
-# --------------------------------------------------------------------------- redistribution plan
-def sel_len(s: Selection) -> int:
-    """Number of indices in a selection (slice with step 1, or index array)."""
-    return s.stop - s.start if isinstance(s, slice) else len(s)
-
-
-def sel_array(s: Selection) -> np.ndarray:
-    """A selection as an int64 index array."""
-    return np.arange(s.start, s.stop, dtype=np.int64) if isinstance(s, slice) else np.asarray(s, dtype=np.int64)
-
-
-class Transfer(NamedTuple):
-    """What moves from ``src_lab`` to ``dst_lab``: per-dimension aligned index sets (the
-    k-th entries name the same global index). From :func:`transfer_plan` they are int
-    arrays; from :func:`transfer_regions`, slices where contiguous.
-
-    Sender:   ``chunk = src_local[np.ix_(*t.src_index)]``
-    Receiver: ``dst_local[np.ix_(*t.dst_index)] = chunk``
-    """
-    src_lab: int
-    dst_lab: int
-    src_index: Tuple[Selection, ...]
-    dst_index: Tuple[Selection, ...]
-    global_index: Tuple[Selection, ...]
-
-    @property
-    def shape(self) -> Tuple[int, ...]:
-        return tuple(sel_len(a) for a in self.global_index)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
-
-
-def _intersect(gs: Selection, gd: Selection) -> Tuple[Selection, Selection, Selection]:
-    """(common global, positions in gs, positions in gd) of two increasing index sets."""
-    if isinstance(gs, slice) and isinstance(gd, slice):
-        lo, hi = max(gs.start, gd.start), min(gs.stop, gd.stop)
-        hi = max(lo, hi)
-        return slice(lo, hi), slice(lo - gs.start, hi - gs.start), slice(lo - gd.start, hi - gd.start)
-    if isinstance(gs, slice) or isinstance(gd, slice):
-        sl, arr = (gs, gd) if isinstance(gs, slice) else (gd, gs)
-        i0, i1 = np.searchsorted(arr, [sl.start, sl.stop])
-        common = np.asarray(arr[i0:i1], dtype=np.int64)
-        in_slice, in_arr = common - sl.start, slice(int(i0), int(i1))
-        return (common, in_slice, in_arr) if isinstance(gs, slice) else (common, in_arr, in_slice)
-    common, ps, pd = np.intersect1d(gs, gd, assume_unique=True, return_indices=True)
-    return common.astype(np.int64), ps.astype(np.int64), pd.astype(np.int64)
-
-
-def transfer_regions(src: Codistributor, dst: Codistributor, numlabs: int,
-                     gsize: Optional[Sequence[int]] = None, *, lab: Optional[int] = None) -> list:
-    """:func:`transfer_plan` with slices wherever the indices are contiguous (1-D
-    layouts need no index arrays at all; 2dbc dimensions use arrays of their length)."""
-    n = _check_numlabs(numlabs)
-    g = gsize if gsize is not None else (src.GlobalSize or dst.GlobalSize)
-    if g is None:
-        raise ValueError("transfer_plan needs a global size: complete the codistributors or pass gsize")
-    s, d = src.complete(g, n), dst.complete(g, n)
-    if s.GlobalSize != d.GlobalSize:
-        raise ValueError(f"source size {s.GlobalSize} and destination size {d.GlobalSize} differ")
-    if lab is not None:
-        lab = _check_lab(lab, n)
-    src_sel: dict = {}
-    dst_sel: dict = {}
-    plan: list = [[None] * n for _ in range(n)]
-    for a in range(1, n + 1):
-        for b in range(1, n + 1):
-            if lab is not None and lab not in (a, b):
-                continue
-            if a not in src_sel:
-                src_sel[a] = s.localSelection(a, n)
-            if b not in dst_sel:
-                dst_sel[b] = d.localSelection(b, n)
-            per = [_intersect(gs, gd) for gs, gd in zip(src_sel[a], dst_sel[b])]
-            plan[a - 1][b - 1] = Transfer(a, b, tuple(p[1] for p in per),
-                                          tuple(p[2] for p in per), tuple(p[0] for p in per))
-    return plan
-
-
-def transfer_plan(src: Codistributor, dst: Codistributor, numlabs: int,
-                  gsize: Optional[Sequence[int]] = None, *, lab: Optional[int] = None) -> list:
-    """Exchange plan for redistributing from layout ``src`` to layout ``dst``.
-
-    Returns ``plan`` with ``plan[s-1][d-1]`` the :class:`Transfer` from lab s to
-    lab d (possibly of size 0; s == d is the local copy), with int64 index arrays.
-    Incomplete codistributors are completed with ``gsize`` (default: the other's
-    GlobalSize). With ``lab=k`` only the pairs where k sends or receives are
-    computed; the other entries are None.
-    """
-    plan = transfer_regions(src, dst, numlabs, gsize, lab=lab)
-    return [[None if t is None else
-             Transfer(t.src_lab, t.dst_lab, tuple(map(sel_array, t.src_index)),
-                      tuple(map(sel_array, t.dst_index)), tuple(map(sel_array, t.global_index)))
-             for t in row] for row in plan]

@@ -22,9 +22,13 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .codist_comm import _check_codist_arg, _check_dtype, _codist_numlabs, _complete
-from .codist_transfer import _copy_region, _take
-from .codistributed import _rebuild, codistributed
+from .codist.array import codistributed
+from .codist.base import check_codist_arg as _check_codist_arg
+from .codist.base import check_dtype as _check_dtype
+from .codist.base import complete as _complete
+from .codist.base import numlabs_of as _codist_numlabs
+from .codist.regions import copy_region as _copy_region
+from .codist.regions import take as _take
 from .errors import SpmdError, lab_ranges
 from .protocol import Block
 
@@ -109,7 +113,7 @@ class _SendPart:
         self.X, self.index, self.codist = X, index, codist
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (np.ascontiguousarray(_take(self.X, self.index)), self.codist))
+        return (codistributed._from_local, (np.ascontiguousarray(_take(self.X, self.index)), self.codist))
 
 
 def _flush_frees(pool) -> None:

@@ -13,9 +13,8 @@ import numpy as np
 import pytest
 
 import spmdlab
-from spmdlab import codist_elementwise as ew
-from spmdlab import (codistributed, codistributor1d, codistributor2dbc, distributed, gather,
-                     redistribute, spmd)
+from spmdlab import codistributed, codistributor1d, codistributor2dbc, distributed, gather, redistribute, spmd
+from spmdlab.codist import elementwise as ew
 
 pytestmark = pytest.mark.timeout(120)
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -25,14 +24,13 @@ FULL = N * N * 8
 
 
 @pytest.fixture(scope="module")
-def pool():
-    pool = spmdlab.Pool(4)
+def pool(pools):
+    pool = pools(4)
     with spmd(pool=pool):
         import tracemalloc as _tm
 
         _tm.start()
-    yield pool
-    pool.close()
+    return pool
 
 
 def make(codist):

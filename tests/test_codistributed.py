@@ -9,9 +9,22 @@ import numpy as np
 import pytest
 
 import spmdlab
-from spmdlab import (SpmdError, codistributed, codistributor1d, codistributor2dbc, gather,
-                     getCodistributor, getLocalPart, globalIndices, iscodistributed, labindex,
-                     numlabs, redistribute, spmd, spmd_run)
+from spmdlab import (
+    SpmdError,
+    codistributed,
+    codistributor1d,
+    codistributor2dbc,
+    gather,
+    getCodistributor,
+    getLocalPart,
+    globalIndices,
+    iscodistributed,
+    labindex,
+    numlabs,
+    redistribute,
+    spmd,
+    spmd_run,
+)
 
 pytestmark = pytest.mark.timeout(120)
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # lab checks travel by value

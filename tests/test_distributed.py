@@ -8,9 +8,22 @@ import numpy as np
 import pytest
 
 import spmdlab
-from spmdlab import (Composite, SpmdError, codistributed, codistributor1d, codistributor2dbc,
-                     distributed, gather, getCodistributor, getLocalPart, globalIndices,
-                     isdistributed, iscodistributed, labindex, spmd)
+from spmdlab import (
+    Composite,
+    SpmdError,
+    codistributed,
+    codistributor1d,
+    codistributor2dbc,
+    distributed,
+    gather,
+    getCodistributor,
+    getLocalPart,
+    globalIndices,
+    iscodistributed,
+    isdistributed,
+    labindex,
+    spmd,
+)
 
 pytestmark = pytest.mark.timeout(120)
 cloudpickle.register_pickle_by_value(sys.modules[__name__])

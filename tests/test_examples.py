@@ -11,7 +11,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT, run_script
 
 pytestmark = pytest.mark.timeout(180)

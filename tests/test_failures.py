@@ -8,11 +8,10 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import ROOT, assert_gone, run_script
 
 import spmdlab
-from spmdlab import (LabDiedError, SpmdError, SpmdTimeoutError, gplus, labBarrier, labindex, labReceive,
-                     spmd)
-from conftest import ROOT, assert_gone, run_script
+from spmdlab import LabDiedError, SpmdError, SpmdTimeoutError, gplus, labBarrier, labindex, labReceive, spmd
 
 pytestmark = pytest.mark.timeout(120)
 

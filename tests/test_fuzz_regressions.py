@@ -8,8 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from spmdlab import (codistributed, codistributor1d, codistributor2dbc, gather, getLocalPart, labindex,
-                     numlabs, spmd)
+from spmdlab import codistributed, codistributor1d, codistributor2dbc, gather, getLocalPart, labindex, numlabs, spmd
 
 pytestmark = pytest.mark.timeout(120)
 

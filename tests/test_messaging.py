@@ -3,8 +3,20 @@ import numpy as np
 import pytest
 
 import spmdlab
-from spmdlab import (gcat, gop, gplus, labBarrier, labBroadcast, labindex, labProbe, labReceive,
-                     labSend, labSendReceive, numlabs, spmd)
+from spmdlab import (
+    gcat,
+    gop,
+    gplus,
+    labBarrier,
+    labBroadcast,
+    labindex,
+    labProbe,
+    labReceive,
+    labSend,
+    labSendReceive,
+    numlabs,
+    spmd,
+)
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -3,8 +3,9 @@ equal numpy's ``dst[np.ix_(*di)] = src[np.ix_(*si)]``."""
 import numpy as np
 import pytest
 
-from spmdlab.codist_transfer import RegionCopy, _copy_region, _run_groups
-from spmdlab.codistributor import codistributor1d, codistributor2dbc, transfer_regions
+from spmdlab.codist.plan import transfer_regions
+from spmdlab.codist.regions import RegionCopy, copy_region, run_groups
+from spmdlab.codistributor import codistributor1d, codistributor2dbc
 
 
 def _random_case(rng):
@@ -28,7 +29,7 @@ def test_random_selections_match_numpy(seed):
         dst = rng.random(dshape)
         expected = dst.copy()
         expected[np.ix_(*di)] = src[np.ix_(*si)]
-        _copy_region(dst, di, src, si)
+        copy_region(dst, di, src, si)
         np.testing.assert_array_equal(dst, expected)
 
 
@@ -38,14 +39,14 @@ def test_strided_arrays_and_slices():
     dst = rng.random((6, 10, 2))[..., 1]  # not contiguous
     expected = dst.copy()
     expected[np.ix_([0, 1, 4, 5], np.arange(2, 7))] = src[np.ix_([1, 2, 5, 6], np.arange(0, 5))]
-    _copy_region(dst, [np.array([0, 1, 4, 5]), slice(2, 7)], src, [np.array([1, 2, 5, 6]), slice(0, 5)])
+    copy_region(dst, [np.array([0, 1, 4, 5]), slice(2, 7)], src, [np.array([1, 2, 5, 6]), slice(0, 5)])
     np.testing.assert_array_equal(dst, expected)
 
 
 def test_block_cyclic_runs_form_one_group_plus_the_short_block():
     runs = [(0, 64, 0, 64), (128, 192, 64, 128), (256, 320, 128, 192), (384, 400, 192, 208)]
-    assert _run_groups(runs) == [(3, 64, 0, 128, 0, 64), (1, 16, 384, 0, 192, 0)]
-    assert _run_groups([]) == []
+    assert run_groups(runs) == [(3, 64, 0, 128, 0, 64), (1, 16, 384, 0, 192, 0)]
+    assert run_groups([]) == []
 
 
 def test_irregular_selections_fall_back_to_fancy_indexing():
@@ -74,7 +75,7 @@ def test_redistribution_plans_rebuild_the_array(numlabs):
             for b in range(numlabs):
                 t = plan[a][b]
                 if t.size:
-                    _copy_region(new[b], t.dst_index, parts[a], t.src_index)
+                    copy_region(new[b], t.dst_index, parts[a], t.src_index)
         for k in range(1, numlabs + 1):
             sel = dst.localSelection(k, numlabs)
             expected = G[np.ix_(*[np.arange(s.start, s.stop) if isinstance(s, slice) else s for s in sel])]

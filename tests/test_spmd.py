@@ -5,10 +5,10 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import ROOT, run_script
 
 import spmdlab
 from spmdlab import Composite, labindex, numlabs, spmd, spmd_run
-from conftest import ROOT, run_script
 
 pytestmark = pytest.mark.timeout(120)
 

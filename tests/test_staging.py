@@ -5,11 +5,22 @@ import time
 
 import numpy as np
 import pytest
+from test_codistributed import check_redistribute
 
 import spmdlab
-from spmdlab import (SpmdError, codistributed, codistributor1d, codistributor2dbc, gather,
-                     getLocalPart, labindex, redistribute, settings, spmd, spmd_run)
-from test_codistributed import check_redistribute
+from spmdlab import (
+    SpmdError,
+    codistributed,
+    codistributor1d,
+    codistributor2dbc,
+    gather,
+    getLocalPart,
+    labindex,
+    redistribute,
+    settings,
+    spmd,
+    spmd_run,
+)
 
 pytestmark = pytest.mark.timeout(120)
 

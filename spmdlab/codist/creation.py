@@ -1,23 +1,29 @@
-"""Codistributed arrays from sizes: the MATLAB-style constructors of ``codistributed``.
+"""Making codistributed arrays: from a replicated array (``codistributed(X)``), from local
+parts (``codistributed.build``), and from sizes (``zeros ones eye rand randn randi inf nan
+true false colon linspace``).
 
-``codistributed.zeros(m, n, ..., codist, dtype=)`` and ``ones eye rand randn randi inf
-nan true false colon linspace`` take MATLAB's argument forms (``zeros(n)`` is n-by-n, a
-tuple is the shape as given, a trailing codistributor and dtype in any order). Each lab
-makes only its own part, without communication; random constructors draw a stream per
-lab (lab k uses ``SeedSequence(seed, spawn_key=(k-1,))``).
+The constructors from sizes take MATLAB's argument forms (``zeros(n)`` is n-by-n, a tuple
+is the shape as given, a trailing codistributor and dtype in any order). Each lab makes
+only its own part, without communication; random constructors draw a stream per lab
+(lab k uses ``SeedSequence(seed, spawn_key=(k-1,))``).
 """
 from __future__ import annotations
 
 import math
 import numbers
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Optional, Sequence, Tuple, Type, TypeVar
 
 import numpy as np
 
-from .codist_comm import _CODISTRIBUTORS, _check_codist_arg, _check_dtype, _complete, _here
+from ..codistributor import Codistributor, codistributor1d, codistributor2dbc
+from .base import CODISTRIBUTORS, CodistArray, check_codist_arg, check_dtype, complete, here
+from .collectives import allgather_objects, check_same_codist, error_entry, raise_combined
+from .regions import take
+from .transfer import redistribute
 
-if TYPE_CHECKING:
-    from .codistributed import codistributed
+__all__ = ["CodistConstructors"]
+
+A = TypeVar("A", bound="CodistConstructors")
 
 
 # --------------------------------------------------------------------------- argument parsing
@@ -61,7 +67,7 @@ def _parse(args: tuple, codist: Any, dtype: Any, what: str, square: bool = True)
     args = list(args)
     while args and not _is_size_like(args[-1]):
         tail = args.pop()
-        if isinstance(tail, _CODISTRIBUTORS):
+        if isinstance(tail, CODISTRIBUTORS):
             if codist is not None:
                 raise TypeError(f"{what}: the codistributor was given twice")
             codist = tail
@@ -74,7 +80,7 @@ def _parse(args: tuple, codist: Any, dtype: Any, what: str, square: bool = True)
         else:
             raise TypeError(f"{what}: unexpected argument {tail!r} (expected sizes, then "
                             "optionally a codistributor and a dtype)")
-    _check_codist_arg(codist, what)
+    check_codist_arg(codist, what)
     if len(args) == 1 and isinstance(args[0], (tuple, list, np.ndarray)):
         shape = tuple(_size_value(s, what) for s in np.asarray(args[0]).reshape(-1).tolist()) \
             if not isinstance(args[0], (tuple, list)) else tuple(_size_value(s, what) for s in args[0])
@@ -94,80 +100,195 @@ def _parse(args: tuple, codist: Any, dtype: Any, what: str, square: bool = True)
             dtype = np.dtype(dtype)
         except TypeError as exc:
             raise TypeError(f"{what}: invalid dtype {dtype!r}: {exc}") from None
-        error = _check_dtype(dtype)
+        error = check_dtype(dtype)
         if error:
             raise TypeError(f"{what}: {error}")
     return shape, codist, dtype
 
 
-# --------------------------------------------------------------------------- the constructors
-class CodistConstructors:
-    """The constructors of ``codistributed`` (a mixin of classmethods)."""
 
-    __slots__ = ()
+def _infer_gsize(codist: Codistributor, shapes: list, n: int, what: str) -> Tuple[int, ...]:
+    """The global size implied by the local parts' shapes for an incomplete codistributor."""
+    ndim = len(shapes[0])
+    if isinstance(codist, codistributor1d):
+        dim = codist.Dimension
+        if dim is None:
+            pending = codist._pending_axis
+            dim = (pending % ndim + 1) if (pending is not None and ndim) else ndim
+        if ndim == 0 or dim > ndim:
+            raise ValueError(f"{what}: cannot distribute {ndim}-D local parts along dimension {dim}")
+        others = {s[:dim - 1] + s[dim:] for s in shapes}
+        if len(others) > 1:
+            detail = ", ".join(f"lab {k + 1}: {s}" for k, s in enumerate(shapes))
+            raise ValueError(f"{what}: local parts distributed along dimension {dim} must agree "
+                             f"in the other dimensions; got {detail}")
+        g = list(shapes[0])
+        g[dim - 1] = sum(s[dim - 1] for s in shapes)
+        part = codist.Partition
+        if part is not None and len(part) == n and part != [s[dim - 1] for s in shapes]:
+            pass  # reported below as a size mismatch
+        return tuple(g)
+    if ndim != 2:
+        raise ValueError(f"{what}: codistributor2dbc distributes 2-D arrays; the local parts are {ndim}-D")
+    grid = codist.LabGrid or codistributor2dbc.defaultLabGrid(n)
+    if grid[0] * grid[1] != n:
+        raise ValueError(f"{what}: labgrid {grid} holds {grid[0] * grid[1]} labs but there are {n} labs")
+    probe = codistributor2dbc(grid, codist.BlockSize, codist.Orientation, (1, 1))
+    # Labs in grid column 0 hold every row once; labs in grid row 0 hold every column once.
+    rows = sum(shapes[lab - 1][0] for lab in range(1, n + 1) if probe.gridCoords(lab, n)[1] == 0)
+    cols = sum(shapes[lab - 1][1] for lab in range(1, n + 1) if probe.gridCoords(lab, n)[0] == 0)
+    return (rows, cols)
+
+
+
+# --------------------------------------------------------------------------- the constructors
+class CodistConstructors(CodistArray):
+    """How ``codistributed`` arrays are made: ``__init__``, ``build`` and the classmethods
+    from sizes (a base of ``codistributed``)."""
+
+    def __init__(self, X: Any, codist: Optional[Codistributor] = None, *, noCommunication: bool = False) -> None:
+        what = "codistributed(X)"
+        check_codist_arg(codist, what)
+        if isinstance(X, CodistArray):
+            source = redistribute(X, codist) if codist is not None else X.copy()
+            self._local, self._codist = source._local, source._codist
+            return
+        lab, n = here()
+        X = np.asarray(X)
+        error = check_dtype(X.dtype)
+        target = None
+        if error is None:
+            try:
+                target = complete(codist, X.shape, n)
+            except (ValueError, TypeError) as exc:
+                error = str(exc)
+        if not noCommunication and n > 1:
+            infos = allgather_objects((X.shape, X.dtype.str, error_entry(error), target), what)
+            raise_combined([i[2] for i in infos], what)
+            shapes = {(i[0], i[1]) for i in infos}
+            if len(shapes) > 1:
+                detail = ", ".join(f"lab {k + 1}: {i[0]} {np.dtype(i[1])}" for k, i in enumerate(infos))
+                raise ValueError(f"{what}: X must be the same array on every lab (replicated), "
+                                 f"but its size or dtype differs: {detail}")
+            check_same_codist([i[3] for i in infos], what)
+        elif error is not None:
+            raise ValueError(f"{what}: {error}")
+        part = np.ascontiguousarray(take(X, target.localSelection(lab, n)))
+        self._local = part.copy() if np.may_share_memory(part, X) else part
+        self._codist = target
 
     @classmethod
-    def _filled(cls, what: str, args: tuple, codist, dtype, fill, default=np.float64,
-                allowed: str = "") -> "codistributed":
+    def build(cls: Type[A], L: Any, codist: Optional[Codistributor] = None, *,
+              noCommunication: bool = False) -> A:
+        """Assemble a codistributed array from each lab's local part ``L``.
+
+        ``codist`` should be complete (GlobalSize set); otherwise the global size is
+        inferred from the local parts (1-D: along ``Dimension``, default the last one;
+        2dbc: from the grid). Local sizes and dtypes are checked across labs with one
+        collective; a mismatch raises the same ``ValueError`` on every lab.
+        """
+        what = "codistributed.build"
+        check_codist_arg(codist, what)
+        lab, n = here()
+        L = np.asarray(L)
+        error = check_dtype(L.dtype)
+        if noCommunication:
+            infos = [(L.shape, L.dtype.str, None)] * n
+            if error is not None:
+                raise ValueError(f"{what}: {error}")
+        else:
+            infos = allgather_objects((L.shape, L.dtype.str, error_entry(error), codist), what)
+            raise_combined([i[2] for i in infos], what)
+            check_same_codist([i[3] for i in infos], what)
+        shapes = [tuple(i[0]) for i in infos]
+        dtypes = [np.dtype(i[1]) for i in infos]
+        if len(set(dtypes)) > 1:
+            detail = ", ".join(f"lab {k + 1}: {d}" for k, d in enumerate(dtypes))
+            raise ValueError(f"{what}: the local parts must have the same dtype on every lab; got {detail}")
+        if len({len(s) for s in shapes}) > 1:
+            detail = ", ".join(f"lab {k + 1}: {s}" for k, s in enumerate(shapes))
+            raise ValueError(f"{what}: the local parts must have the same number of dimensions "
+                             f"on every lab; got {detail}")
+        if codist is None:
+            codist = codistributor1d(len(shapes[0]) if shapes[0] else None)
+        if codist.GlobalSize is None:
+            gsize = _infer_gsize(codist, shapes, n, what)
+            codist = complete(codist, gsize, n)
+        else:
+            codist = complete(codist, codist.GlobalSize, n)
+        bad = [(k, shapes[k - 1], codist.localShape(k, n)) for k in range(1, n + 1)
+               if shapes[k - 1] != codist.localShape(k, n)]
+        if bad:
+            detail = "; ".join(f"lab {k} has {got}, expected {want}" for k, got, want in bad[:6])
+            if len(bad) > 6:
+                detail += f"; ... ({len(bad)} labs)"
+            raise ValueError(f"{what}: the local part sizes do not match the codistributor "
+                             f"{codist!r}: {detail}")
+        return cls._from_local(L, codist)
+
+
+    @classmethod
+    def _filled(cls: Type[A], what: str, args: tuple, codist, dtype, fill, default=np.float64,
+                allowed: str = "") -> A:
         shape, codist, dtype = _parse(args, codist, dtype, what)
         dtype = np.dtype(default) if dtype is None else dtype
         if allowed and dtype.kind not in allowed:
             raise TypeError(f"{what}: dtype {dtype} is not allowed here")
-        lab, n = _here()
-        codist = _complete(codist, shape, n)
+        lab, n = here()
+        codist = complete(codist, shape, n)
         return cls._from_local(np.full(codist.localShape(lab, n), fill, dtype=dtype), codist)
 
     @classmethod
-    def zeros(cls, *args, codist=None, dtype=None) -> "codistributed":
+    def zeros(cls: Type[A], *args, codist=None, dtype=None) -> A:
         """``codistributed.zeros(m, n, ..., codist, dtype=)``: all zeros (float64 default)."""
         return cls._filled("codistributed.zeros", args, codist, dtype, 0)
 
     @classmethod
-    def ones(cls, *args, codist=None, dtype=None) -> "codistributed":
+    def ones(cls: Type[A], *args, codist=None, dtype=None) -> A:
         """``codistributed.ones(m, n, ..., codist, dtype=)``: all ones."""
         return cls._filled("codistributed.ones", args, codist, dtype, 1)
 
     @classmethod
-    def inf(cls, *args, codist=None, dtype=None) -> "codistributed":
+    def inf(cls: Type[A], *args, codist=None, dtype=None) -> A:
         """``codistributed.inf(m, n, ..., codist)``: all ``inf`` (a float or complex dtype)."""
         return cls._filled("codistributed.inf", args, codist, dtype, np.inf, allowed="fc")
 
     Inf = inf
 
     @classmethod
-    def nan(cls, *args, codist=None, dtype=None) -> "codistributed":
+    def nan(cls: Type[A], *args, codist=None, dtype=None) -> A:
         """``codistributed.nan(m, n, ..., codist)``: all ``nan`` (a float or complex dtype)."""
         return cls._filled("codistributed.nan", args, codist, dtype, np.nan, allowed="fc")
 
     NaN = nan
 
     @classmethod
-    def true(cls, *args, codist=None) -> "codistributed":
+    def true(cls: Type[A], *args, codist=None) -> A:
         """``codistributed.true(m, n, ..., codist)``: a bool array of True."""
         return cls._filled("codistributed.true", args, codist, None, True, default=np.bool_, allowed="b")
 
     @classmethod
-    def false(cls, *args, codist=None) -> "codistributed":
+    def false(cls: Type[A], *args, codist=None) -> A:
         """``codistributed.false(m, n, ..., codist)``: a bool array of False."""
         return cls._filled("codistributed.false", args, codist, None, False, default=np.bool_, allowed="b")
 
     @classmethod
-    def eye(cls, *args, codist=None, dtype=None) -> "codistributed":
+    def eye(cls: Type[A], *args, codist=None, dtype=None) -> A:
         """``codistributed.eye(n)`` (n-by-n), ``eye(m, n)``, ``eye((m, n))``: the identity."""
         what = "codistributed.eye"
         shape, codist, dtype = _parse(args, codist, dtype, what)
         if len(shape) != 2:
             raise ValueError(f"{what}: the identity is 2-D; got size {shape}")
         dtype = np.dtype(np.float64) if dtype is None else dtype
-        lab, n = _here()
-        codist = _complete(codist, shape, n)
+        lab, n = here()
+        codist = complete(codist, shape, n)
         rows, cols = codist.localIndices(lab, n)
         local = (rows[:, None] == cols[None, :]).astype(dtype)
         return cls._from_local(local, codist)
 
     @staticmethod
     def _rng(seed) -> np.random.Generator:
-        lab, _ = _here()
+        lab, _ = here()
         if seed is None:
             return np.random.default_rng()  # fresh entropy: a different stream on each lab
         if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (numbers.Integral, Sequence)):
@@ -179,30 +300,30 @@ class CodistConstructors:
         return np.random.default_rng(seq)
 
     @classmethod
-    def rand(cls, *args, codist=None, dtype=None, seed=None) -> "codistributed":
+    def rand(cls: Type[A], *args, codist=None, dtype=None, seed=None) -> A:
         """Uniform on [0, 1). Each lab draws from its own stream; ``seed=`` makes the
         result reproducible (lab k uses ``SeedSequence(seed, spawn_key=(k-1,))``)."""
         return cls._random_floats("codistributed.rand", "random", args, codist, dtype, seed)
 
     @classmethod
-    def randn(cls, *args, codist=None, dtype=None, seed=None) -> "codistributed":
+    def randn(cls: Type[A], *args, codist=None, dtype=None, seed=None) -> A:
         """Standard normal values; streams as :meth:`rand`."""
         return cls._random_floats("codistributed.randn", "standard_normal", args, codist, dtype, seed)
 
     @classmethod
-    def _random_floats(cls, what: str, method: str, args: tuple, codist, dtype, seed) -> "codistributed":
+    def _random_floats(cls: Type[A], what: str, method: str, args: tuple, codist, dtype, seed) -> A:
         """``rand``/``randn``: each lab fills its part with ``Generator.<method>``."""
         shape, codist, dtype = _parse(args, codist, dtype, what)
         dtype = np.dtype(np.float64) if dtype is None else dtype
         if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
             raise TypeError(f"{what}: dtype must be float32 or float64, got {dtype}")
-        lab, n = _here()
-        codist = _complete(codist, shape, n)
+        lab, n = here()
+        codist = complete(codist, shape, n)
         draw = getattr(cls._rng(seed), method)
         return cls._from_local(draw(codist.localShape(lab, n), dtype=dtype), codist)
 
     @classmethod
-    def randi(cls, imax, *args, codist=None, dtype=None, seed=None) -> "codistributed":
+    def randi(cls: Type[A], imax, *args, codist=None, dtype=None, seed=None) -> A:
         """``randi(imax, m, n, ...)``: integers in 1..imax; ``randi([imin, imax], ...)``:
         in imin..imax (inclusive, as MATLAB). Default dtype int64."""
         what = "codistributed.randi"
@@ -223,20 +344,20 @@ class CodistConstructors:
         dtype = np.dtype(np.int64) if dtype is None else dtype
         if dtype.kind not in "iuf":
             raise TypeError(f"{what}: dtype must be an integer or float type, got {dtype}")
-        lab, n = _here()
-        codist = _complete(codist, shape, n)
+        lab, n = here()
+        codist = complete(codist, shape, n)
         rng = cls._rng(seed)
         local = rng.integers(lo, hi, size=codist.localShape(lab, n), endpoint=True, dtype=np.int64)
         return cls._from_local(local.astype(dtype, copy=False), codist)
 
     @classmethod
-    def colon(cls, a, d, b=None, *, codist=None, dtype=None) -> "codistributed":
+    def colon(cls: Type[A], a, d, b=None, *, codist=None, dtype=None) -> A:
         """MATLAB's ``a:d:b`` (``colon(a, b)`` is ``a:1:b``) as a 1-D codistributed array;
         the end ``b`` is included when it is reached, as in MATLAB."""
         what = "codistributed.colon"
         if b is None:
             a, d, b = a, 1, d
-        _check_codist_arg(codist, what)
+        check_codist_arg(codist, what)
         for v in (a, d, b):
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
                 raise TypeError(f"{what}: a, d and b must be real numbers, got {v!r}")
@@ -252,24 +373,24 @@ class CodistConstructors:
         if dtype is None:
             dtype = np.dtype(np.int64) if integral else np.dtype(np.float64)
         dtype = np.dtype(dtype)
-        lab, n = _here()
-        codist = _complete(codist, (count,), n)
+        lab, n = here()
+        codist = complete(codist, (count,), n)
         idx = codist.localIndices(lab, n)[0]
         local = (a + idx * d) if integral else (a + idx.astype(np.float64) * d)
         return cls._from_local(np.asarray(local).astype(dtype, copy=False), codist)
 
     @classmethod
-    def linspace(cls, a, b, n: int = 100, *, codist=None, dtype=None) -> "codistributed":
+    def linspace(cls: Type[A], a, b, n: int = 100, *, codist=None, dtype=None) -> A:
         """``n`` evenly spaced values from ``a`` to ``b`` inclusive (MATLAB default n=100),
         as ``np.linspace``; a 1-D codistributed array."""
         what = "codistributed.linspace"
-        _check_codist_arg(codist, what)
+        check_codist_arg(codist, what)
         for v in (a, b):
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Number):
                 raise TypeError(f"{what}: the end points must be numbers, got {v!r}")
         count = _size_value(n, what)
-        lab, labs = _here()
-        codist = _complete(codist, (count,), labs)
+        lab, labs = here()
+        codist = complete(codist, (count,), labs)
         idx = codist.localIndices(lab, labs)[0]
         dt = np.result_type(np.float64, np.asarray(a).dtype, np.asarray(b).dtype)
         if count > 1:

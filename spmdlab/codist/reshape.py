@@ -1,8 +1,8 @@
 """Shape operations of codistributed arrays: transpose, reshape/ravel/squeeze, cumsum/cumprod, nonzero.
 
 Transpose is local (a view, as in numpy). C-order reshapes go through the layout where
-every lab holds a contiguous range of flat indices: at most one redistribution, then
-one all-to-all of contiguous ranges.
+every lab holds a contiguous range of flat indices (``layout.flat_layout``): at most one
+redistribution, then one all-to-all of contiguous ranges.
 """
 from __future__ import annotations
 
@@ -13,13 +13,18 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .codist_comm import (_Exchange, _allgather, _from_local, _is1d, _labs_of, _layout,
-                          _local_sel, _redistribute, _replicated_result, _sel_global)
-from .codist_reductions import _COMBINE_UFUNC, _axes, _check_numeric, _squeeze_shape, _wrap_local
-from .codistributor import codistributor1d, codistributor2dbc
+from ..codistributor import codistributor1d, codistributor2dbc
+from .base import CodistArray, layout_text
+from .collectives import Exchange, allgather
+from .layout import concatenates, flat_layout, flat_ranges, is1d, labs_of, local_sel, replicated_result, sel_global
+from .reductions import COMBINE_UFUNC, axes_of, check_numeric, squeeze_shape, wrap_local
+from .registry import implements
+from .transfer import redistribute
+
+__all__ = ["transpose_axes", "reshape_to", "squeeze_axes", "cumulative", "nonzero_of"]
 
 
-def _transpose(D, axes: Optional[tuple]):
+def transpose_axes(D, axes: Optional[tuple]):
     G = tuple(D.shape)
     ndim = len(G)
     if axes is None or axes == (None,) or len(axes) == 0:
@@ -38,35 +43,14 @@ def _transpose(D, axes: Optional[tuple]):
     c = D._codist
     newG = tuple(G[a] for a in axes)
     local = D._local.transpose(axes)
-    if _is1d(c):
+    if is1d(c):
         k = c.Dimension - 1
-        return _from_local(local, codistributor1d(axes.index(k) + 1, c.Partition, newG))
+        return type(D)._from_local(local, codistributor1d(axes.index(k) + 1, c.Partition, newG))
     if axes == (0, 1):
-        return _from_local(local, c)
+        return type(D)._from_local(local, c)
     r, q = c.LabGrid
     orient = "col" if c.Orientation == "row" else "row"
-    return _from_local(local, codistributor2dbc([q, r], c.BlockSize, orient, newG))
-
-
-# --------------------------------------------------------------------------- C-order reshapes
-def _concatenates(codist, G: tuple) -> bool:
-    """True when the local parts, in lab order, are the array's elements in C order."""
-    return _is1d(codist) and math.prod(G[:codist.Dimension - 1]) == 1
-
-
-def _flat_layout(shape: tuple, n: int):
-    """A 1-D layout of ``shape`` in which every lab holds a contiguous range of C-order
-    flat indices: along the first dimension longer than 1, default partition."""
-    k = next((e for e, s in enumerate(shape) if s > 1), len(shape) - 1)
-    return codistributor1d(k + 1).complete(shape, n)
-
-
-def _flat_ranges(codist, shape: tuple) -> np.ndarray:
-    """``[start, end)`` flat ranges of every lab for a layout where ``_concatenates``."""
-    k = codist.Dimension - 1
-    inner = math.prod(shape[k + 1:])
-    bounds = np.concatenate(([0], np.cumsum(codist.Partition))).astype(np.int64) * inner
-    return np.stack([bounds[:-1], bounds[1:]], axis=1)
+    return type(D)._from_local(local, codistributor2dbc([q, r], c.BlockSize, orient, newG))
 
 
 def _new_shape(D, size: int, shape: Any, what: str) -> tuple:
@@ -88,27 +72,27 @@ def _new_shape(D, size: int, shape: Any, what: str) -> tuple:
         raise ValueError(f"{what}: cannot reshape array of size {size} into shape {shape}")
     if not shape:
         raise NotImplementedError(f"{what}: a codistributed array cannot be reshaped to 0-d "
-                                  f"({_layout(D._codist)}); use D.item() for its single element")
+                                  f"({layout_text(D._codist)}); use D.item() for its single element")
     return shape
 
 
-def _reshape(D, shape: Any, order: str = "C", what: str = "reshape"):
+def reshape_to(D, shape: Any, order: str = "C", what: str = "reshape"):
     """C-order reshape: at most one redistribution to a flat-range layout, then one
     all-to-all of contiguous ranges into the flat-range layout of the new shape."""
     if order not in ("C", None):
         raise NotImplementedError(f"{what}: only order='C' is supported for codistributed "
-                                  f"arrays ({_layout(D._codist)})")
+                                  f"arrays ({layout_text(D._codist)})")
     G = tuple(D.shape)
     S = _new_shape(D, math.prod(G), shape, what)
-    lab, n = _labs_of(D, what)
+    lab, n = labs_of(D, what)
     if S == G:
-        return _from_local(np.array(D._local, copy=True), D._codist)
+        return type(D)._from_local(np.array(D._local, copy=True), D._codist)
     if math.prod(S) == 0:  # nothing moves (flat ranges assume every element exists)
-        dst = _flat_layout(S, n)
-        return _from_local(np.empty(dst.localShape(lab, n), dtype=D.dtype), dst)
-    src = D if _concatenates(D._codist, G) else _redistribute(D, _flat_layout(G, n))
-    dst = _flat_layout(S, n)
-    sr, dr = _flat_ranges(src._codist, G), _flat_ranges(dst, S)
+        dst = flat_layout(S, n)
+        return type(D)._from_local(np.empty(dst.localShape(lab, n), dtype=D.dtype), dst)
+    src = D if concatenates(D._codist, G) else redistribute(D, flat_layout(G, n))
+    dst = flat_layout(S, n)
+    sr, dr = flat_ranges(src._codist, G), flat_ranges(dst, S)
     flat = np.ascontiguousarray(src._local).reshape(-1)
     out = np.empty(dst.localShape(lab, n), dtype=D.dtype)
     out_flat = out.reshape(-1)
@@ -127,85 +111,116 @@ def _reshape(D, shape: Any, order: str = "C", what: str = "reshape"):
     rcounts = [max(0, int(hi - lo)) * D.dtype.itemsize if p != lab - 1 else 0
                for p, (lo, hi) in enumerate(spans)]
     if n > 1:
-        chunks = _Exchange(sends, rcounts, what).finish()
+        chunks = Exchange(sends, rcounts, what).finish()
         for p, (lo, hi) in enumerate(spans):
             if rcounts[p]:
                 out_flat[lo - c0:hi - c0] = chunks[p].view(D.dtype)
-    return _from_local(out, dst)
+    return type(D)._from_local(out, dst)
 
 
-def _squeeze(D, axis=None):
+def squeeze_axes(D, axis=None):
     what = "squeeze"
     G = tuple(D.shape)
     if axis is None:
         axes = tuple(e for e, s in enumerate(G) if s == 1)
     else:
-        axes = _axes(len(G), axis, None, what)
+        axes = axes_of(len(G), axis, None, what)
         if any(G[a] != 1 for a in axes):
             raise ValueError(f"{what}: cannot select an axis to squeeze out which has size not "
                              "equal to one")
     if not axes:
-        return _from_local(np.array(D._local, copy=True), D._codist)
-    R = _squeeze_shape(G, axes)
+        return type(D)._from_local(np.array(D._local, copy=True), D._codist)
+    R = squeeze_shape(G, axes)
     if not R:  # as numpy, a 0-d array: replicated, as codistributed arrays are never 0-d
         out = np.empty((), dtype=D.dtype)
         out[()] = D[(0,) * len(G)]
         return out
     c = D._codist
-    if _is1d(c) and c.Dimension - 1 not in axes:
-        return _wrap_local(np.array(D._local, copy=True), c, G, axes, False)
-    return _reshape(D, R, what=what)
+    if is1d(c) and c.Dimension - 1 not in axes:
+        return wrap_local(D, np.array(D._local, copy=True), axes, False)
+    return reshape_to(D, R, what=what)
 
 
-# --------------------------------------------------------------------------- scans, nonzero
-def _scan(D, how: str, axis=None, dtype=None, out=None):
+def cumulative(D, how: str, axis=None, dtype=None, out=None):
     what = "cumsum" if how == "sum" else "cumprod"
     fn = np.cumsum if how == "sum" else np.cumprod
     if out is not None:
         raise NotImplementedError(f"{what}: out= is not supported for codistributed arrays "
-                                  f"({_layout(D._codist)})")
+                                  f"({layout_text(D._codist)})")
     if axis is None:
-        D = _reshape(D, (-1,), what=what) if D.ndim != 1 else D
+        D = reshape_to(D, (-1,), what=what) if D.ndim != 1 else D
         axis = 0
     G = tuple(D.shape)
-    axis = _axes(len(G), axis, None, what)[0]
+    axis = axes_of(len(G), axis, None, what)[0]
     if math.prod(G) == 0:
-        return _replicated_result(fn(np.empty(G, D.dtype), axis=axis, dtype=dtype))
-    _check_numeric(D, what)
-    lab, n = _labs_of(D, what)
+        return replicated_result(D, fn(np.empty(G, D.dtype), axis=axis, dtype=dtype))
+    check_numeric(D, what)
+    lab, n = labs_of(D, what)
     c = D._codist
-    if not _is1d(c):  # 2dbc: make the scanned dimension local
-        D = _redistribute(D, codistributor1d(2 - axis))
+    if not is1d(c):  # 2dbc: make the scanned dimension local
+        D = redistribute(D, codistributor1d(2 - axis))
         c = D._codist
     r = fn(D._local, axis=axis, dtype=dtype)
     if c.Dimension - 1 != axis:
-        return _from_local(r, c)
+        return type(D)._from_local(r, c)
     F = tuple(1 if e == axis else s for e, s in enumerate(r.shape))
     last = np.take(r, [-1], axis=axis) if r.shape[axis] else np.full(F, 0 if how == "sum" else 1, r.dtype)
-    totals = _allgather(last, what)
+    totals = allgather(last, what)
     if lab > 1:
-        offset = _COMBINE_UFUNC[how].reduce(totals[:lab - 1], axis=0, dtype=r.dtype)
+        offset = COMBINE_UFUNC[how].reduce(totals[:lab - 1], axis=0, dtype=r.dtype)
         if how == "sum":
             r += offset
         else:
             r *= offset
-    return _from_local(r, c)
+    return type(D)._from_local(r, c)
 
 
-def _nonzero(D):
+def nonzero_of(D):
     what = "nonzero"
     G = tuple(D.shape)
-    lab, n = _labs_of(D, what)
-    src = D if _concatenates(D._codist, G) else _redistribute(D, _flat_layout(G, n))
-    ix = _local_sel(src._codist, lab, n)
+    lab, n = labs_of(D, what)
+    src = D if concatenates(D._codist, G) else redistribute(D, flat_layout(G, n))
+    ix = local_sel(src._codist, lab, n)
     nz = np.nonzero(src._local)
-    counts = _allgather(np.array(nz[0].size if nz else 0, dtype=np.int64), what)
+    counts = allgather(np.array(nz[0].size if nz else 0, dtype=np.int64), what)
     total = int(counts.sum())
     codist = codistributor1d(1, [int(x) for x in counts], (total,))
-    return tuple(_from_local(_sel_global(ix[e], nz[e]).astype(np.intp), codist) for e in range(len(G)))
+    return tuple(type(D)._from_local(sel_global(ix[e], nz[e]).astype(np.intp), codist) for e in range(len(G)))
 
 
+@implements(np.reshape)
 def _np_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     if shape is None:
         shape = newshape
-    return _reshape(a, shape, order)
+    return reshape_to(a, shape, order)
+
+
+
+@implements(np.transpose)
+def _np_transpose(a: CodistArray, axes: Any = None) -> CodistArray:
+    return transpose_axes(a, axes if axes is None else (axes,))
+
+
+@implements(np.ravel)
+def _np_ravel(a: CodistArray, order: str = "C") -> CodistArray:
+    return reshape_to(a, (-1,), order, "ravel")
+
+
+@implements(np.squeeze)
+def _np_squeeze(a: CodistArray, axis: Any = None) -> Any:
+    return squeeze_axes(a, axis)
+
+
+@implements(np.cumsum)
+def _np_cumsum(a: CodistArray, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+    return cumulative(a, "sum", axis, dtype, out)
+
+
+@implements(np.cumprod)
+def _np_cumprod(a: CodistArray, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+    return cumulative(a, "prod", axis, dtype, out)
+
+
+@implements(np.nonzero)
+def _np_nonzero(a: CodistArray) -> tuple:
+    return nonzero_of(a)

@@ -10,11 +10,16 @@ from typing import Any
 
 import numpy as np
 
-from .codist_comm import (_Exchange, _allgather, _cls, _describe, _from_local, _gather, _here,
-                          _is1d, _labs_of, _local_sel, _redistribute, _replicated_result)
-from .codist_elementwise import _elementwise, _local_operand
-from .codist_reductions import _combine
-from .codistributor import codistributor1d, codistributor2dbc
+from ..codistributor import codistributor1d, codistributor2dbc
+from .base import CodistArray, describe, here
+from .collectives import Exchange, allgather
+from .elementwise import elementwise, local_operand
+from .layout import is1d, labs_of, local_sel, replicated_result
+from .reductions import combine
+from .registry import implements
+from .transfer import gather, redistribute
+
+__all__ = ["matmul", "np_dot"]
 
 
 _SUMMA_PANEL = 256  # k-columns per SUMMA step (rounded to whole blocks)
@@ -23,23 +28,22 @@ _SUMMA_PANEL = 256  # k-columns per SUMMA step (rounded to whole blocks)
 def _rows(D, what: str):
     """D laid out by rows (a 1-D layout along dimension 1; kept if it already is)."""
     c = D._codist
-    if _is1d(c) and c.Dimension == 1:
+    if is1d(c) and c.Dimension == 1:
         return D
-    return _redistribute(D, codistributor1d(1))
+    return redistribute(D, codistributor1d(1))
 
 
 def _cols(D, what: str):
     c = D._codist
-    if _is1d(c) and c.Dimension == 2:
+    if is1d(c) and c.Dimension == 2:
         return D
-    return _redistribute(D, codistributor1d(2))
+    return redistribute(D, codistributor1d(2))
 
 
-def _matmul(a: Any, b: Any, what: str = "matmul"):
-    CD = _cls()
-    if not isinstance(a, CD):
+def matmul(a: Any, b: Any, what: str = "matmul"):
+    if not isinstance(a, CodistArray):
         a = np.asarray(a)
-    if not isinstance(b, CD):
+    if not isinstance(b, CodistArray):
         b = np.asarray(b)
     sa, sb = tuple(a.shape), tuple(b.shape)
     if not sa or not sb:
@@ -47,7 +51,7 @@ def _matmul(a: Any, b: Any, what: str = "matmul"):
                          "dimensions (scalars are not allowed for @, use *)")
     if len(sa) > 2 or len(sb) > 2:
         raise NotImplementedError(f"{what}: stacks of matrices (operands of more than 2 "
-                                  f"dimensions) are not supported: {_describe(a)} @ {_describe(b)}")
+                                  f"dimensions) are not supported: {describe(a)} @ {describe(b)}")
     ka = sa[-1]
     kb = sb[0] if len(sb) == 1 else sb[-2]
     if ka != kb:
@@ -56,12 +60,12 @@ def _matmul(a: Any, b: Any, what: str = "matmul"):
                          f"different from {ka})")
     rdt = np.result_type(a.dtype, b.dtype)
     if rdt.kind not in "biufc":
-        raise NotImplementedError(f"{what}: dtype {rdt} is not supported: {_describe(a)} @ {_describe(b)}")
+        raise NotImplementedError(f"{what}: dtype {rdt} is not supported: {describe(a)} @ {describe(b)}")
     for x in (a, b):
-        if isinstance(x, CD):
-            lab, n = _labs_of(x, what)
+        if isinstance(x, CodistArray):
+            lab, n = labs_of(x, what)
     if len(sa) == 1 and len(sb) == 2:
-        return _matmul(b.T, a, what)  # x @ B == B.T @ x for a vector x
+        return matmul(b.T, a, what)  # x @ B == B.T @ x for a vector x
     if len(sa) == 1:
         return _dot(a, b, rdt, what)
     if len(sb) == 1:
@@ -70,62 +74,59 @@ def _matmul(a: Any, b: Any, what: str = "matmul"):
 
 
 def _dot(a, b, rdt, what: str):
-    CD = _cls()
-    base = a if isinstance(a, CD) else b
-    lab, n = _labs_of(base, what)
+    base = a if isinstance(a, CodistArray) else b
+    lab, n = labs_of(base, what)
     G = tuple(base.shape)
-    la = _local_operand(a, base._codist, G, lab, n, what)
-    lb = _local_operand(b, base._codist, G, lab, n, what)
+    la = local_operand(a, base._codist, G, lab, n, what)
+    lb = local_operand(b, base._codist, G, lab, n, what)
     part = np.asarray(np.matmul(la, lb), dtype=rdt)
-    vals = _allgather(part, what)
+    vals = allgather(part, what)
     return np.add.reduce(vals, dtype=rdt)
 
 
 def _matvec(A, x, rdt, what: str):
     """Matrix (n, k) times vector (k,)."""
-    CD = _cls()
     nrows = A.shape[0]
-    if not isinstance(A, CD):  # replicated matrix, codistributed vector
-        lab, n = _labs_of(x, what)
-        cols = _local_sel(x._codist, lab, n)[0]
+    if not isinstance(A, CodistArray):  # replicated matrix, codistributed vector
+        lab, n = labs_of(x, what)
+        cols = local_sel(x._codist, lab, n)[0]
         part = np.asarray(A[:, cols] @ x._local, dtype=rdt)
-        return _replicated_result(_combine(part, "sum", what))
-    lab, n = _labs_of(A, what)
+        return replicated_result(x, combine(part, "sum", what))
+    lab, n = labs_of(A, what)
     c = A._codist
-    if _is1d(c) and c.Dimension == 1:
-        xf = _gather(x) if isinstance(x, CD) else x
-        return _from_local(np.asarray(A._local @ xf, dtype=rdt),
-                           codistributor1d(1, c.Partition, (nrows,)))
-    if _is1d(c):  # by columns: partial products of each lab's column panel
-        xl = _local_operand(x, codistributor1d(1, c.Partition, (x.shape[0],)), tuple(x.shape),
+    if is1d(c) and c.Dimension == 1:
+        xf = gather(x) if isinstance(x, CodistArray) else x
+        return type(A)._from_local(np.asarray(A._local @ xf, dtype=rdt),
+                                   codistributor1d(1, c.Partition, (nrows,)))
+    if is1d(c):  # by columns: partial products of each lab's column panel
+        xl = local_operand(x, codistributor1d(1, c.Partition, (x.shape[0],)), tuple(x.shape),
                             lab, n, what)
         part = np.asarray(A._local @ xl, dtype=rdt)
-        return _replicated_result(_combine(part, "sum", what))
-    xf = _gather(x) if isinstance(x, CD) else x
-    rows, cols = _local_sel(c, lab, n)
+        return replicated_result(A, combine(part, "sum", what))
+    xf = gather(x) if isinstance(x, CodistArray) else x
+    rows, cols = local_sel(c, lab, n)
     part = np.asarray(A._local @ xf[cols], dtype=rdt)
     full = np.zeros(nrows, dtype=rdt)
     full[rows] = part
-    return _replicated_result(_combine(full, "sum", what))
+    return replicated_result(A, combine(full, "sum", what))
 
 
 def _matmat(A, B, rdt, what: str):
-    CD = _cls()
     n_, m_ = A.shape[0], B.shape[1]
-    if not isinstance(A, CD):
+    if not isinstance(A, CodistArray):
         Bc = _cols(B, what)
         c = Bc._codist
-        return _from_local(np.asarray(A @ Bc._local, dtype=rdt),
-                           codistributor1d(2, c.Partition, (n_, m_)))
-    if not isinstance(B, CD):
+        return type(B)._from_local(np.asarray(A @ Bc._local, dtype=rdt),
+                                   codistributor1d(2, c.Partition, (n_, m_)))
+    if not isinstance(B, CodistArray):
         Ar = _rows(A, what)
         c = Ar._codist
-        return _from_local(np.asarray(Ar._local @ B, dtype=rdt),
-                           codistributor1d(1, c.Partition, (n_, m_)))
+        return type(A)._from_local(np.asarray(Ar._local @ B, dtype=rdt),
+                                   codistributor1d(1, c.Partition, (n_, m_)))
     ca = A._codist
-    if not _is1d(ca):
+    if not is1d(ca):
         target = codistributor2dbc(ca.LabGrid, ca.BlockSize, ca.Orientation, tuple(B.shape))
-        Bb = B if B._codist == target else _redistribute(B, target)
+        Bb = B if B._codist == target else redistribute(B, target)
         return _summa(A, Bb, rdt, what)
     return _ring(_rows(A, what), _rows(B, what), rdt, what)
 
@@ -133,7 +134,7 @@ def _matmat(A, B, rdt, what: str):
 def _ring(A, B, rdt, what: str):
     """Rows-distributed A (n, k) @ rows-distributed B (k, m): B's row panels travel
     around the labs (each step overlaps the next exchange with the local product)."""
-    lab, n = _here()
+    lab, n = here()
     m_ = B.shape[1]
     pB = B._codist.Partition
     starts = np.concatenate(([0], np.cumsum(pB))).astype(np.int64)
@@ -150,18 +151,18 @@ def _ring(A, B, rdt, what: str):
             sends[(lab - 2) % n] = cur
             rcounts = [0] * n
             rcounts[lab % n] = int(pB[nxt]) * m_ * bdt.itemsize
-            ex = _Exchange(sends, rcounts, what)
+            ex = Exchange(sends, rcounts, what)
         if pB[q] and Al.shape[0]:
             C += Al[:, starts[q]:starts[q + 1]] @ cur
         if ex is not None:
             chunk = ex.finish()[lab % n]
             cur = chunk.view(bdt).reshape(int(pB[nxt]), m_) if chunk.size else np.empty((int(pB[nxt]), m_), bdt)
-    return _from_local(C, codistributor1d(1, A._codist.Partition, (A.shape[0], m_)))
+    return type(A)._from_local(C, codistributor1d(1, A._codist.Partition, (A.shape[0], m_)))
 
 
 def _summa(A, B, rdt, what: str):
     """SUMMA for A (n, k) and B (k, m) on the same 2dbc lab grid and block size."""
-    lab, n = _here()
+    lab, n = here()
     ca, cb = A._codist, B._codist
     r, q = ca.LabGrid
     pr, pc = ca.gridCoords(lab, n)
@@ -203,7 +204,7 @@ def _summa(A, B, rdt, what: str):
                     sends[peer - 1] = b_send
                     lo, hi = bounds(kB[i], K0, K1)
                     rcounts[peer - 1] += (hi - lo) * ml * bdt.itemsize
-            ex = _Exchange(sends, rcounts, what)
+            ex = Exchange(sends, rcounts, what)
         return K0, K1, a_send, b_send, ex
 
     def finish(h):
@@ -236,14 +237,15 @@ def _summa(A, B, rdt, what: str):
         if nl and ml:
             C += Ap @ Bp
     gsize = (A.shape[0], B.shape[1])
-    return _from_local(C, codistributor2dbc(ca.LabGrid, b, ca.Orientation, gsize))
+    return type(A)._from_local(C, codistributor2dbc(ca.LabGrid, b, ca.Orientation, gsize))
 
 
-def _np_dot(a, b, out=None):
+@implements(np.dot)
+def np_dot(a, b, out=None):
     if out is not None:
         raise NotImplementedError(f"numpy.dot: out= is not supported for codistributed arrays "
-                                  f"({_describe(a)}, {_describe(b)})")
-    CD = _cls()
-    if np.ndim(a) == 0 and not isinstance(a, CD) or np.ndim(b) == 0 and not isinstance(b, CD):
-        return _elementwise("numpy.dot", np.multiply, [a, b])
-    return _matmul(a, b, "numpy.dot")
+                                  f"({describe(a)}, {describe(b)})")
+    if np.ndim(a) == 0 and not isinstance(a, CodistArray) or np.ndim(b) == 0 and not isinstance(b, CodistArray):
+        return elementwise("numpy.dot", np.multiply, [a, b])
+    return matmul(a, b, "numpy.dot")
+

@@ -12,17 +12,32 @@ from typing import Any
 
 import numpy as np
 
-from .codist_comm import (_allgather, _allgatherv, _bcast, _cls, _default, _fetch, _from_local,
-                          _gather, _here, _is1d, _ix, _labs_of, _layout, _local_sel, _match,
-                          _redistribute, _sel_global, _take_sel)
-from .codist_reshape import _concatenates, _flat_layout
-from .codistributor import codistributor1d
+from ..codistributor import codistributor1d
+from .base import CodistArray, here, layout_text
+from .collectives import allgather, allgatherv, bcast, fetch, match
+from .layout import concatenates, default_layout, flat_layout, is1d, labs_of, local_sel, sel_global
+from .regions import ix, take
+from .transfer import gather, redistribute
+
+__all__ = ["getitem", "set_items"]
+
+
+def getitem(D: CodistArray, key: Any) -> Any:
+    """``D[key]``: ints give a replicated scalar, slices a codistributed copy, a boolean
+    mask of the array's shape a 1-D codistributed array."""
+    what = "indexing D[...]"
+    if _is_mask(key, D):
+        return _mask_get(D, key, what)
+    parsed = _parse_key(key, tuple(D.shape), what, D._codist)
+    if all(kind == "i" for kind, _ in parsed):
+        return _scalar_get(D, tuple(v for _, v in parsed), what)
+    return _slice_get(D, parsed, what)
 
 
 def _index_kind(k: Any) -> str:
     if k is None:
         return "None (np.newaxis)"
-    if isinstance(k, _cls()):
+    if isinstance(k, CodistArray):
         return f"a codistributed {k.dtype} array"
     if isinstance(k, (bool, np.bool_)):
         return "a boolean scalar"
@@ -45,8 +60,8 @@ def _parse_key(key: Any, G: tuple, what: str, codist=None) -> list:
             continue
         if isinstance(k, numbers.Integral) and not isinstance(k, (bool, np.bool_)):
             continue
-        if k is None or isinstance(k, (_cls(), np.ndarray, list, tuple, bool, np.bool_)):
-            where = f" ({_layout(codist)})" if codist is not None else ""
+        if k is None or isinstance(k, (CodistArray, np.ndarray, list, tuple, bool, np.bool_)):
+            where = f" ({layout_text(codist)})" if codist is not None else ""
             raise NotImplementedError(f"{what}: indexing with {_index_kind(k)} is not supported "
                                       f"for codistributed arrays{where}; use ints, slices, or a "
                                       "boolean mask of the array's shape")
@@ -80,24 +95,24 @@ def _sel_arrays(parsed: list) -> list:
 
 
 def _scalar_get(D, idx: tuple, what: str):
-    lab, n = _labs_of(D, what)
+    lab, n = labs_of(D, what)
     owner, local = D._codist.globalToLocal(tuple(idx), n)
     buf = np.empty((), dtype=D.dtype)
     if owner == lab:
         buf[()] = D._local[tuple(local)]
     if n > 1:
-        buf = _bcast(buf, int(owner), what)
+        buf = bcast(buf, int(owner), what)
     return buf[()]
 
 
 def _slice_get(D, parsed: list, what: str):
-    lab, n = _labs_of(D, what)
+    lab, n = labs_of(D, what)
     G = tuple(D.shape)
     c = D._codist
     ints = [e for e, (kind, _) in enumerate(parsed) if kind == "i"]
     keep = [e for e in range(len(G)) if e not in ints]
     R = tuple(len(parsed[e][1]) for e in keep)
-    if _is1d(c) and c.Dimension - 1 in keep and parsed[c.Dimension - 1][1].step > 0:
+    if is1d(c) and c.Dimension - 1 in keep and parsed[c.Dimension - 1][1].step > 0:
         # a forward slice along the distributed dimension: each lab keeps what it has
         k = c.Dimension - 1
         rng = parsed[k][1]
@@ -120,42 +135,39 @@ def _slice_get(D, parsed: list, what: str):
                 index.append(slice(v.start, v.stop if v.stop >= 0 else None, v.step))
         local = np.array(D._local[tuple(index)], copy=True)
         newk = keep.index(k)
-        return _from_local(local, codistributor1d(newk + 1, counts, R))
+        return type(D)._from_local(local, codistributor1d(newk + 1, counts, R))
     sel = _sel_arrays(parsed)
-    dR = _default(R, n)
+    dR = default_layout(R, n)
     dk = keep[dR.Dimension - 1]
     K = tuple(len(s) for s in sel)
     dest = codistributor1d(dk + 1, dR.Partition, K)
 
     def want(q: int) -> tuple:
-        return tuple(s[i] for s, i in zip(sel, _local_sel(dest, q, n)))
+        return tuple(s[i] for s, i in zip(sel, local_sel(dest, q, n)))
 
-    block = _fetch(D._local, c, want, what)
-    return _from_local(block.reshape(dR.localShape(lab, n)), dR)
+    block = fetch(D._local, c, want, what)
+    return type(D)._from_local(block.reshape(dR.localShape(lab, n)), dR)
 
 
-# --------------------------------------------------------------------------- boolean masks
 def _mask_local(D, M, what: str):
     """M (codistributed or replicated boolean array of D's shape) as D's local layout."""
-    CD = _cls()
-    lab, n = _labs_of(D, what)
-    if isinstance(M, CD):
-        _labs_of(M, what)
-        return M._local if M._codist == D._codist else _redistribute(M, D._codist)._local
-    return _take_sel(M, _local_sel(D._codist, lab, n))
+    lab, n = labs_of(D, what)
+    if isinstance(M, CodistArray):
+        labs_of(M, what)
+        return M._local if M._codist == D._codist else redistribute(M, D._codist)._local
+    return take(M, local_sel(D._codist, lab, n))
 
 
 def _is_mask(key: Any, D) -> bool:
-    CD = _cls()
-    if isinstance(key, CD) or (isinstance(key, np.ndarray) and key.dtype == bool and key.ndim > 0):
+    if isinstance(key, CodistArray) or (isinstance(key, np.ndarray) and key.dtype == bool and key.ndim > 0):
         if key.dtype != bool:
             raise NotImplementedError(f"indexing with {_index_kind(key)} is not supported for "
-                                      f"codistributed arrays ({_layout(D._codist)}); use ints, "
+                                      f"codistributed arrays ({layout_text(D._codist)}); use ints, "
                                       "slices, or a boolean mask")
         if tuple(key.shape) != tuple(D.shape):
             raise NotImplementedError(f"indexing with a boolean mask of shape {tuple(key.shape)} "
                                       f"is not supported for a codistributed array of shape "
-                                      f"{tuple(D.shape)} ({_layout(D._codist)}): the mask must "
+                                      f"{tuple(D.shape)} ({layout_text(D._codist)}): the mask must "
                                       "have the array's shape")
         return True
     return False
@@ -163,37 +175,36 @@ def _is_mask(key: Any, D) -> bool:
 
 def _mask_get(D, M, what: str):
     G = tuple(D.shape)
-    lab, n = _labs_of(D, what)
-    if not _concatenates(D._codist, G):
-        D = _redistribute(D, _flat_layout(G, n))
-        if isinstance(M, _cls()):
-            M = _redistribute(M, D._codist) if M._codist != D._codist else M
+    lab, n = labs_of(D, what)
+    if not concatenates(D._codist, G):
+        D = redistribute(D, flat_layout(G, n))
+        if isinstance(M, CodistArray):
+            M = redistribute(M, D._codist) if M._codist != D._codist else M
     Ml = _mask_local(D, M, what)
     vals = np.ascontiguousarray(D._local[Ml])
-    counts = _allgather(np.array(vals.size, dtype=np.int64), what)
+    counts = allgather(np.array(vals.size, dtype=np.int64), what)
     total = int(counts.sum())
-    return _from_local(vals, codistributor1d(1, [int(x) for x in counts], (total,)))
+    return type(D)._from_local(vals, codistributor1d(1, [int(x) for x in counts], (total,)))
 
 
 def _mask_ranks(D, Ml: np.ndarray, counts: np.ndarray, what: str) -> np.ndarray:
     """C-order positions, among all selected elements, of this lab's selected elements."""
-    lab, n = _here()
+    lab, n = here()
     G = tuple(D.shape)
-    if _concatenates(D._codist, G):
+    if concatenates(D._codist, G):
         off = int(counts[:lab - 1].sum())
         return np.arange(off, off + int(counts[lab - 1]), dtype=np.int64)
-    ix = _local_sel(D._codist, lab, n)
+    ix = local_sel(D._codist, lab, n)
     nz = np.nonzero(Ml)
-    f = np.ravel_multi_index(tuple(_sel_global(ix[e], nz[e]) for e in range(len(G))), G).astype(np.int64)
-    allf = np.sort(_allgatherv(f, counts, what))
+    f = np.ravel_multi_index(tuple(sel_global(ix[e], nz[e]) for e in range(len(G))), G).astype(np.int64)
+    allf = np.sort(allgatherv(f, counts, what))
     return np.searchsorted(allf, f).astype(np.int64)
 
 
 def _mask_set(D, M, value: Any, what: str) -> None:
-    CD = _cls()
     Ml = _mask_local(D, M, what)
-    if isinstance(value, CD):
-        value = _gather(value)
+    if isinstance(value, CodistArray):
+        value = gather(value)
     if isinstance(value, (numbers.Number, np.generic)):
         D._local[Ml] = value  # numpy's conversion: a Python complex into floats is a TypeError
         return
@@ -203,7 +214,7 @@ def _mask_set(D, M, value: Any, what: str) -> None:
     if v.size == 1:
         D._local[Ml] = v.reshape(())
         return
-    counts = _allgather(np.array(np.count_nonzero(Ml), dtype=np.int64), what)
+    counts = allgather(np.array(np.count_nonzero(Ml), dtype=np.int64), what)
     total = int(counts.sum())
     if v.ndim != 1 or v.size != total:
         raise ValueError(f"NumPy boolean array indexing assignment cannot assign {v.size} input "
@@ -211,14 +222,13 @@ def _mask_set(D, M, value: Any, what: str) -> None:
     D._local[Ml] = v[_mask_ranks(D, Ml, counts, what)]
 
 
-# --------------------------------------------------------------------------- assignment
-def _setitem(D, key: Any, value: Any) -> None:
-    CD = _cls()
+def set_items(D: CodistArray, key: Any, value: Any) -> None:
+    """``D[key] = value``, written on the labs that own the elements."""
     what = "indexed assignment D[...] = value"
     if _is_mask(key, D):
         _mask_set(D, key, value, what)
         return
-    lab, n = _labs_of(D, what)
+    lab, n = labs_of(D, what)
     G = tuple(D.shape)
     parsed = _parse_key(key, G, what, D._codist)
     sel = _sel_arrays(parsed)
@@ -226,24 +236,24 @@ def _setitem(D, key: Any, value: Any) -> None:
     keep = [e for e in range(len(G)) if e not in ints]
     R = tuple(len(sel[e]) for e in keep)
     c = D._codist
-    pairs = [_match(s, h) for s, h in zip(sel, _local_sel(c, lab, n))]
-    region = _ix([p[1] for p in pairs])
+    pairs = [match(s, h) for s, h in zip(sel, local_sel(c, lab, n))]
+    region = ix([p[1] for p in pairs])
     mine_shape = tuple(len(p[0]) for p in pairs)
-    if isinstance(value, CD) and tuple(value.shape) == R and R:
-        _labs_of(value, what)
+    if isinstance(value, CodistArray) and tuple(value.shape) == R and R:
+        labs_of(value, what)
 
         def want(q: int) -> tuple:
-            pq = [_match(s, h) for s, h in zip(sel, _local_sel(c, q, n))]
+            pq = [match(s, h) for s, h in zip(sel, local_sel(c, q, n))]
             if any(len(pq[e][0]) == 0 for e in ints):
                 return tuple(np.empty(0, dtype=np.int64) for _ in keep)
             return tuple(pq[e][0] for e in keep)
 
-        block = _fetch(value._local, value._codist, want, what)
+        block = fetch(value._local, value._codist, want, what)
         if all(mine_shape):
             D._local[region] = block.reshape(mine_shape)
         return
-    if isinstance(value, CD):
-        value = _gather(value)
+    if isinstance(value, CodistArray):
+        value = gather(value)
     if isinstance(value, (numbers.Number, np.generic)) or (isinstance(value, np.ndarray) and value.ndim == 0):
         D._local[region] = value
         return
@@ -257,5 +267,6 @@ def _setitem(D, key: Any, value: Any) -> None:
                          f"shape {R}") from None
     if not all(mine_shape):
         return  # this lab holds none of the selected elements
-    sub = vb[_ix([pairs[e][0] for e in keep])] if keep else vb
+    sub = vb[ix([pairs[e][0] for e in keep])] if keep else vb
     D._local[region] = np.reshape(sub, mine_shape)
+

@@ -1,0 +1,26 @@
+"""The array package: codistributed arrays on the labs (internal; the public names are
+re-exported by ``spmdlab``).
+
+Layers, bottom-up; a module imports only from layers below it:
+
+- ``regions`` (copying Cartesian regions), ``registry`` (the numpy-function table),
+  ``elision`` (operator temporaries): pure, no arrays;
+- ``base``: the array's data (``CodistArray``: local part + codistributor) and facts
+  about a codistributor; ``layout``: which global indices each lab holds; ``plan``:
+  which elements a redistribution moves (pure index math);
+- ``collectives``: the MPI collectives every operation uses;
+- ``transfer`` (redistribute, gather); ``elementwise``; ``reductions``; ``reshape``;
+  ``indexing``; ``matmul``; ``creation``: the operations;
+- ``ops``: the operators and methods; ``array``: the ``codistributed`` class.
+
+A new operation goes in a module of its own (or the layer it belongs to), registers the
+numpy functions it implements with ``registry.implements``, and is imported here.
+"""
+from __future__ import annotations
+
+from .array import codistributed, getCodistributor, getLocalPart, globalIndices, iscodistributed
+from .registry import implements
+from .transfer import gather, redistribute
+
+__all__ = ["codistributed", "gather", "getCodistributor", "getLocalPart", "globalIndices",
+           "implements", "iscodistributed", "redistribute"]

@@ -1,0 +1,199 @@
+"""Moving whole arrays: ``redistribute`` (a new layout, lab to lab) and ``gather`` (the
+whole array on every lab, or on one).
+
+``redistribute`` works out once per pair of layouts what each lab keeps, sends and
+receives (``plan.transfer_regions``, cached), then moves the data through the labs'
+staging window when they share a machine, else with one ``Alltoallv``; no lab ever
+holds the whole array. ``gather`` is one ``Iallgatherv``/``Igatherv`` of the local parts.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any, NamedTuple, Optional
+
+import numpy as np
+
+from ..checks import check_lab
+from ..codistributor import Codistributor
+from ..runtime import lazy_comm as comm
+from .base import CodistArray, check_codist_arg, complete, here, need, numlabs_of
+from .collectives import EMPTY_BYTES, as_bytes
+from .layout import concatenates
+from .plan import transfer_regions
+from .regions import RegionCopy, put
+
+__all__ = ["redistribute", "gather"]
+
+
+
+def redistribute(D: Any, codist: Optional[Codistributor] = None) -> Any:
+    """``D`` with the layout ``codist`` (default: ``codistributor1d()``), moved through the
+    labs' staging window (one machine, parts up to ``SPMDLAB_STAGING_MB``) or with one
+    all-to-all exchange; no lab ever holds the whole array."""
+    what = "redistribute"
+    if not isinstance(D, CodistArray) and getattr(type(D), "_spmdlab_input", None) is not None \
+            and hasattr(D, "redistribute"):
+        return D.redistribute(codist)  # a client distributed array: moved on the labs
+    need(D, what)
+    check_codist_arg(codist, what)
+    lab, n = here()
+    src = D._codist
+    if numlabs_of(src) != n:
+        raise ValueError(f"{what}: the array is distributed over {numlabs_of(src)} labs "
+                         f"but this block runs on {n}")
+    target = complete(codist, D.shape, n)
+    if target == src:
+        return D.copy()
+    local = D._local
+    new = np.empty(target.localShape(lab, n), dtype=D.dtype)
+    moves = _moves(src, target, n, lab)
+    moves.keep.run(new, local)
+    if n == 1 or _exchange_shared(new, local, moves, lab, what):
+        return type(D)._from_local(new, target)
+    _exchange_alltoallv(new, local, moves, lab, what)
+    return type(D)._from_local(new, target)
+
+
+class _Moves(NamedTuple):
+    """What one lab does in a redistribution, worked out once per pair of layouts:
+    ``keep`` copies its own elements; ``sends[k]``/``recvs[k]`` (lab k+1) give the
+    element count, the chunk's shape and the copies into and out of a packed chunk;
+    ``takes[k]`` copies straight from lab k+1's old part; ``src_shapes[k]`` is its shape."""
+    keep: RegionCopy
+    sends: list
+    recvs: list
+    takes: list
+    src_shapes: list
+
+
+@functools.lru_cache(maxsize=16)
+def _moves(src: Codistributor, target: Codistributor, n: int, lab: int) -> _Moves:
+    plan = transfer_regions(src, target, n, lab=lab)
+    new_shape = target.localShape(lab, n)
+    src_shapes = [src.localShape(k, n) for k in range(1, n + 1)]
+    whole = lambda t: [None] * len(t.shape)  # noqa: E731
+    sends = [(t.size, t.shape, RegionCopy(whole(t), t.src_index, t.shape, src_shapes[lab - 1]))
+             for t in plan[lab - 1]]
+    recvs = [(t.size, t.shape, RegionCopy(t.dst_index, whole(t), new_shape, t.shape))
+             for t in (plan[k][lab - 1] for k in range(n))]
+    takes = [RegionCopy(t.dst_index, t.src_index, new_shape, src_shapes[k])
+             for k, t in enumerate(plan[k][lab - 1] for k in range(n))]
+    return _Moves(takes[lab - 1], sends, recvs, takes, src_shapes)
+
+
+def _exchange_alltoallv(new: np.ndarray, local: np.ndarray, moves: _Moves, lab: int, what: str) -> None:
+    """The exchange of ``redistribute`` with one ``Alltoallv``: pack what each lab needs,
+    exchange, unpack."""
+    dtype, item = local.dtype, local.dtype.itemsize
+    scounts = np.array([0 if k == lab - 1 else size * item for k, (size, _, _) in enumerate(moves.sends)],
+                       dtype=np.int64)
+    rcounts = np.array([0 if k == lab - 1 else size * item for k, (size, _, _) in enumerate(moves.recvs)],
+                       dtype=np.int64)
+    sdispl = np.concatenate(([0], np.cumsum(scounts)[:-1])).astype(np.int64)
+    rdispl = np.concatenate(([0], np.cumsum(rcounts)[:-1])).astype(np.int64)
+    sendbuf = np.empty(int(scounts.sum()), dtype=np.uint8)
+    for (_, shape, pack), off, cnt in zip(moves.sends, sdispl, scounts):
+        if cnt:
+            pack.run(sendbuf[off:off + cnt].view(dtype).reshape(shape), local)
+    recvbuf = np.empty(int(rcounts.sum()), dtype=np.uint8)
+    MPI = comm.MPI
+    request = comm.block().Ialltoallv([sendbuf, (scounts, sdispl), MPI.BYTE],
+                                      [recvbuf, (rcounts, rdispl), MPI.BYTE])
+    comm.wait(request, what, keep=(sendbuf, recvbuf, scounts, rcounts, sdispl, rdispl))
+    del sendbuf
+    for (_, shape, unpack), off, cnt in zip(moves.recvs, rdispl, rcounts):
+        if cnt:
+            unpack.run(new, recvbuf[off:off + cnt].view(dtype).reshape(shape))
+
+
+def _exchange_shared(new: np.ndarray, local: np.ndarray, moves: _Moves, lab: int, what: str) -> bool:
+    """The exchange of ``redistribute`` through the block's staging window, when its labs
+    share one machine: each lab copies its old part into its segment in one go, and then
+    takes what it needs straight from the other labs' segments. That is two copies of
+    each element, against four for pack, ``Alltoallv`` (two in this MPICH) and unpack.
+    False (nothing done) when there is no staging window; every lab gets the same answer."""
+    dtype = local.dtype
+    sizes = [math.prod(shape) * dtype.itemsize for shape in moves.src_shapes]
+    st = comm.staging(sizes, what)
+    if st is None:
+        return False
+    if any(size for k, (size, _, _) in enumerate(moves.sends) if k != lab - 1):
+        np.copyto(st.segment(lab - 1)[:local.nbytes].view(dtype).reshape(local.shape), local)
+    st.sync(what)
+    for k, (take, (size, _, _)) in enumerate(zip(moves.takes, moves.recvs)):
+        if k != lab - 1 and size:
+            take.run(new, st.segment(k)[:sizes[k]].view(dtype).reshape(moves.src_shapes[k]))
+    st.sync(what)  # no lab writes its segment again while another still reads it
+    return True
+
+
+def _assemble(shape: tuple, dtype: np.dtype, codist: Codistributor, parts: list) -> np.ndarray:
+    """The global array from ``parts`` (lab order) laid out by ``codist``."""
+    n = numlabs_of(codist)
+    out = np.empty(shape, dtype=dtype)
+    for lab in range(1, n + 1):
+        part = parts[lab - 1]
+        if part.size:
+            put(out, codist.localSelection(lab, n), part)
+    return out
+
+
+def gather(D: Any, lab: Optional[int] = None) -> Any:
+    """The whole array as a numpy array.
+
+    On a lab: ``gather(D)`` gives it to every lab, ``gather(D, lab)`` to that lab only
+    (the others get an empty array); one collective. At the client, ``gather`` of a
+    ``distributed`` array fetches it from the labs. Anything else is returned as is.
+    """
+    if not isinstance(D, CodistArray):
+        hook = getattr(type(D), "_spmdlab_gather", None)
+        if hook is not None:
+            if lab is not None:
+                raise TypeError("gather(D, lab) is for codistributed arrays inside spmd; "
+                                "at the client use gather(D)")
+            return hook(D)
+        return D
+    what = "gather" if lab is None else f"gather(D, {lab})"
+    me, n = here()
+    codist = D._codist
+    if numlabs_of(codist) != n:
+        raise ValueError(f"{what}: the array is distributed over {numlabs_of(codist)} labs "
+                         f"but this block runs on {n}")
+    root = None if lab is None else check_lab(lab, n, "lab") - 1
+    shape, dtype = D.shape, D.dtype
+    if n == 1:
+        return np.array(D._local, copy=True).reshape(shape)
+    item = dtype.itemsize
+    counts = np.array([math.prod(codist.localShape(k, n)) * item for k in range(1, n + 1)], dtype=np.int64)
+    displs = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+    send = as_bytes(D._local)
+    receiving = root is None or root == me - 1
+    MPI = comm.MPI
+    c = comm.block()
+    whole = concatenates(codist, shape)
+    result = None
+    if receiving:
+        if whole:
+            result = np.empty(shape, dtype=dtype)
+            recv = as_bytes(result) if result.size and item else EMPTY_BYTES
+            if recv.size and not np.shares_memory(recv, result):
+                whole = False
+        if not whole:
+            recv = np.empty(int(counts.sum()), dtype=np.uint8)
+        spec = [recv, (counts, displs), MPI.BYTE]
+    else:
+        recv, spec = None, None
+    if root is None:
+        request = c.Iallgatherv([send, MPI.BYTE], spec)
+    else:
+        request = c.Igatherv([send, MPI.BYTE], spec, root)
+    comm.wait(request, what, keep=(send, recv, counts, displs))
+    if not receiving:
+        return np.empty((0,) * len(shape), dtype=dtype)
+    if whole:
+        return result
+    parts = [recv[o:o + k].view(dtype).reshape(codist.localShape(lab_, n))
+             for lab_, (o, k) in enumerate(zip(displs, counts), start=1)]
+    return _assemble(shape, dtype, codist, parts)
+
