@@ -1,9 +1,13 @@
 """Shared fixtures: real lab pools under mpiexec, and a check that none outlives its test."""
 from __future__ import annotations
 
+import atexit
+import importlib.util
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -11,6 +15,22 @@ import pytest
 import spmdlab
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _repl_importable() -> None:
+    """The REPL's source is ``repl/`` but its import name ``spmdlab_repl`` (an installed
+    wheel or ``pip install -e .`` maps the two). Run from a bare checkout, link the name to
+    the folder for this session: in this process, its children and the labs."""
+    if importlib.util.find_spec("spmdlab_repl") is not None:
+        return
+    folder = tempfile.mkdtemp(prefix="spmdlab-tests-")
+    atexit.register(shutil.rmtree, folder, True)
+    os.symlink(os.path.join(ROOT, "repl"), os.path.join(folder, "spmdlab_repl"))
+    sys.path.insert(0, folder)
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (folder, os.environ.get("PYTHONPATH")) if p)
+
+
+_repl_importable()
 # Every process this test session starts (labs, shims, mpiexec, child scripts) inherits
 # this marker, so a leftover can be found in /proc whatever its parent became.
 SESSION_MARK = f"{os.getpid()}-{time.time_ns()}"
@@ -74,40 +94,37 @@ def assert_gone(pool, within: float = 5.0) -> None:
 
 
 @pytest.fixture(scope="module")
-def pool4():
-    pool = spmdlab.parpool(4)
-    yield pool
-    pool.close()
-    assert_gone(pool)
-
-
-@pytest.fixture(scope="module")
-def pool2():
-    pool = spmdlab.Pool(2)
-    yield pool
-    pool.close()
-    assert_gone(pool)
-
-
-@pytest.fixture(scope="module")
 def pools():
-    """``pools(n)``: a pool of n labs, started on first use in the module, closed after it."""
+    """``pools(n)``: a pool of n labs, started on first use in the module and closed after
+    it (with no process left behind); ``pools(n, current=True)`` starts it with
+    ``parpool``, so that ``spmd()`` without ``pool=`` uses it. The one way tests make pools."""
     started: dict = {}
 
-    def get(n: int):
-        if n not in started or started[n].state == "closed":
-            started[n] = spmdlab.Pool(n)
-        return started[n]
+    def get(n: int, current: bool = False):
+        key = (n, current)
+        if key not in started or started[key].state == "closed":
+            started[key] = spmdlab.parpool(n) if current else spmdlab.Pool(n)
+        return started[key]
 
     yield get
     for pool in started.values():
         pool.close()
+        assert_gone(pool)
+
+
+@pytest.fixture(scope="module")
+def pool4(pools):
+    """The current pool, of 4 labs."""
+    return pools(4, current=True)
+
+
+@pytest.fixture(scope="module")
+def pool2(pools):
+    return pools(2)
 
 
 def run_script(code: str, timeout: float = 60, **kwargs) -> subprocess.CompletedProcess:
     """Run ``code`` as a script file in a fresh interpreter (cwd: a temp dir)."""
-    import tempfile
-
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "script.py")
         with open(path, "w") as f:

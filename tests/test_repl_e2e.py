@@ -407,8 +407,8 @@ def test_pmode_start_without_n_uses_the_default_size(tmp_path):
 
 
 def grid_example() -> tuple[str, str]:
-    """The README's grid capture (spmdlab_repl/GRID_EXAMPLE.txt): its input and its output."""
-    with open(os.path.join(ROOT, "spmdlab_repl", "GRID_EXAMPLE.txt"), encoding="utf-8") as f:
+    """The README's grid capture (repl/GRID_EXAMPLE.txt): its input and its output."""
+    with open(os.path.join(ROOT, "repl", "GRID_EXAMPLE.txt"), encoding="utf-8") as f:
         lines = f.read().splitlines()[1:]  # line 1 is the command that made it
     typed = [line[4:] if line.startswith(("P>> ", "... ")) else "" for line in lines
              if line.startswith(("P>> ", "... ")) or line == "..."]

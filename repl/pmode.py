@@ -108,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
 def _interactive(session: PmodeSession, seconds: float) -> None:
     from . import terminal
 
-    session.printer.line(f"Connected to {nlabs(session.pool.numlabs)} in {seconds:.1f} s. Every input runs on all labs.\n"
+    session.printer.line(f"Connected to {nlabs(session.pool.numlabs)} in {seconds:.1f} s. "
+                         "Every input runs on all labs.\n"
                          "`pmode help` lists the commands; Ctrl-D or `pmode exit` leaves.", "info")
     prompt = terminal.make_prompt("P>> ", "pmode_history", complete=session.names.complete, toolbar=session.status)
     terminal.prompt_loop(prompt, session.handle, lambda: session.finished)
