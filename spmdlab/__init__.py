@@ -8,30 +8,40 @@
 
 The names below are the public API (docs/design.md); every other module is internal.
 """
-from .codist import codistributed, gather, getCodistributor, getLocalPart, globalIndices, iscodistributed, redistribute
+# (through the module spmdlab.codistributed, so that importing that module later cannot
+# rebind the name spmdlab.codistributed from the class to the module)
+from .codistributed import (
+    codistributed,
+    gather,
+    getCodistributor,
+    getLocalPart,
+    globalIndices,
+    iscodistributed,
+    redistribute,
+)
 from .codistributor import codistributor, codistributor1d, codistributor2dbc
 from .composite import Composite, NoDataError, exist
 from .distributed import distributed, isdistributed
 from .errors import LabDiedError, PoolError, RemoteError, SpmdError, SpmdSourceError, SpmdTimeoutError
 from .messaging import (
-                     gcat,
-                     gop,
-                     gplus,
-                     labBarrier,
-                     labBroadcast,
-                     labProbe,
-                     labReceive,
-                     labSend,
-                     labSendReceive,
-                     spmdBarrier,
-                     spmdBroadcast,
-                     spmdCat,
-                     spmdPlus,
-                     spmdProbe,
-                     spmdReceive,
-                     spmdReduce,
-                     spmdSend,
-                     spmdSendReceive,
+    gcat,
+    gop,
+    gplus,
+    labBarrier,
+    labBroadcast,
+    labProbe,
+    labReceive,
+    labSend,
+    labSendReceive,
+    spmdBarrier,
+    spmdBroadcast,
+    spmdCat,
+    spmdPlus,
+    spmdProbe,
+    spmdReceive,
+    spmdReduce,
+    spmdSend,
+    spmdSendReceive,
 )
 from .pool import Pool, gcp, parpool
 from .runtime import labindex, numlabs, spmdIndex, spmdSize
