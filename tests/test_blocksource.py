@@ -8,6 +8,8 @@ import pytest
 from spmdlab.blocksource import check, names_read, names_written, read_body
 from spmdlab.errors import SpmdSourceError
 
+pytestmark = pytest.mark.nompi  # pure logic: no MPI, no lab
+
 
 def register(source: str, name: str) -> str:
     source = textwrap.dedent(source)

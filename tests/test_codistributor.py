@@ -10,6 +10,8 @@ from spmdlab.codist.plan import Transfer, transfer_plan, transfer_regions
 from spmdlab.codist.regions import sel_array
 from spmdlab.codistributor import codistributor, codistributor1d, codistributor2dbc
 
+pytestmark = pytest.mark.nompi  # pure logic: no MPI, no lab
+
 NUMLABS = range(1, 9)
 SHAPES_ND = [(0,), (1,), (3,), (7,), (17,), (1, 1), (1, 10), (10, 1), (4, 10), (3, 0), (0, 5),
              (2, 3), (9, 13), (4, 5, 1), (2, 3, 4), (1, 1, 6), (5, 1, 1, 2)]

@@ -67,12 +67,14 @@ def make():
     return P() * 1
 
 
+@pytest.mark.nompi
 def test_interpreter_support_matches_the_version_gate():
     assert elision.enabled() == SUPPORTED
 
 
 # (pytest rewrites assert statements into code that names every subexpression, so the
 # expressions under test are evaluated in plain statements first)
+@pytest.mark.nompi
 @pytest.mark.skipif(not SUPPORTED, reason="elision is off on this interpreter")
 def test_unnamed_results_of_operators_are_temporaries():
     def nested():
@@ -99,6 +101,7 @@ def test_unnamed_results_of_operators_are_temporaries():
     assert [k for k, v in seen.items() if v is not True] == []
 
 
+@pytest.mark.nompi
 @pytest.mark.skipif(not SUPPORTED, reason="elision is off on this interpreter")
 def test_anything_that_may_be_seen_elsewhere_is_not_a_temporary():
     x = P() * 1
@@ -130,6 +133,7 @@ def test_anything_that_may_be_seen_elsewhere_is_not_a_temporary():
     assert [k for k, v in seen.items() if v is not False] == []
 
 
+@pytest.mark.nompi
 def test_nothing_is_a_temporary_where_elision_is_off(monkeypatch):
     monkeypatch.setattr(elision, "_expected_refs", None)
     seen = [(P() * 1) + 1, 1 + (P() * 1)]
@@ -165,6 +169,7 @@ def elided(fn):
     return writes.count, result
 
 
+@pytest.mark.nompi
 @pytest.mark.skipif(not ew._CAN_ELIDE, reason="elision is off on this interpreter/numpy")
 def test_chains_reuse_temporaries_and_match_numpy():
     rng = np.random.default_rng(1)
@@ -210,6 +215,7 @@ def test_chains_reuse_temporaries_and_match_numpy():
     assert np.array_equal(gather(D), X) and np.array_equal(gather(E), Y) and np.array_equal(gather(DI), I)
 
 
+@pytest.mark.nompi
 @pytest.mark.skipif(not ew._CAN_ELIDE, reason="elision is off on this interpreter/numpy")
 def test_shared_or_foreign_buffers_are_never_written():
     X = np.random.default_rng(2).random(BIG)
@@ -243,6 +249,7 @@ def test_shared_or_foreign_buffers_are_never_written():
     assert np.array_equal(view, (X * 2)[:1])
 
 
+@pytest.mark.nompi
 @pytest.mark.skipif(not ew._CAN_ELIDE, reason="elision is off on this interpreter/numpy")
 def test_small_arrays_allocate_as_numpy_does():
     D = codistributed(np.ones((10, 10)))

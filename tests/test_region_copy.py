@@ -7,6 +7,8 @@ from spmdlab.codist.plan import transfer_regions
 from spmdlab.codist.regions import RegionCopy, copy_region, run_groups
 from spmdlab.codistributor import codistributor1d, codistributor2dbc
 
+pytestmark = pytest.mark.nompi  # pure logic: no MPI, no lab
+
 
 def _random_case(rng):
     nd = int(rng.integers(1, 4))

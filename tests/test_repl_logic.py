@@ -15,6 +15,8 @@ from spmdlab_repl.commands import Command, CommandError
 from spmdlab_repl.output import Collector, Printer
 from spmdlab_repl.session import PmodeSession, lab_imports
 
+pytestmark = pytest.mark.nompi  # pure logic: no MPI, no lab
+
 # ---- command parsing ---------------------------------------------------------------------
 
 
