@@ -41,9 +41,20 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np  # noqa: E402
 
 import spmdlab  # noqa: E402
-from spmdlab import (codistributed, codistributor1d, codistributor2dbc, distributed, gather,  # noqa: E402
-                     getCodistributor, getLocalPart, labindex, redistribute, spmd)
+from spmdlab import (  # noqa: E402
+    codistributed,
+    codistributor1d,
+    codistributor2dbc,
+    distributed,
+    gather,
+    getCodistributor,
+    getLocalPart,
+    labindex,
+    redistribute,
+    spmd,
+)
 from spmdlab.protocol import Block  # noqa: E402
+
 from timing import median  # noqa: E402
 
 # --------------------------------------------------------------------------- raw socket floor

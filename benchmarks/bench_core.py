@@ -24,8 +24,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import spmdlab  # noqa: E402
 from spmdlab import Composite, spmd  # noqa: E402
-from timing import median  # noqa: E402
 from spmdlab.protocol import Block  # noqa: E402
+
+from timing import median  # noqa: E402
 
 
 def median_ms(fn, repeat: int) -> float:
@@ -77,6 +78,7 @@ def mpi_round_trip(pool, repeat: int) -> float:
     """Among the labs: rank 0 bcasts a small object and gathers one back, mpi4py only."""
     with spmd(pool=pool):
         import time as _time
+
         from spmdlab import comm as _comm
 
         _c = _comm.block()

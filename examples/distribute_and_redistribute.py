@@ -26,9 +26,22 @@ Run:  python examples/distribute_and_redistribute.py [--labs N] [--size N]
 """
 import numpy as np
 
+from spmdlab import (
+    codistributed,
+    codistributor1d,
+    codistributor2dbc,
+    gather,
+    getCodistributor,
+    getLocalPart,
+    globalIndices,
+    labindex,
+    numlabs,
+    parpool,
+    redistribute,
+    spmd,
+)
+
 from common import check, check_equal, labs_text, parse_args, report
-from spmdlab import (codistributed, codistributor1d, codistributor2dbc, gather, getCodistributor, getLocalPart,
-                     globalIndices, labindex, numlabs, parpool, redistribute, spmd)
 
 args = parse_args(__doc__, size=1000, size_help="N of the codistributed.build example (an N x N matrix)")
 N = args.size

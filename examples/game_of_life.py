@@ -16,9 +16,21 @@ Run:  python examples/game_of_life.py [--labs N] [--size ROWS] [--generations G]
 """
 import numpy as np
 
+from spmdlab import (
+    codistributed,
+    codistributor1d,
+    gather,
+    getCodistributor,
+    getLocalPart,
+    globalIndices,
+    labindex,
+    labSendReceive,
+    numlabs,
+    parpool,
+    spmd,
+)
+
 from common import check, check_equal, labs_text, parse_args, report
-from spmdlab import (codistributed, codistributor1d, gather, getCodistributor, getLocalPart, globalIndices,
-                     labindex, labSendReceive, numlabs, parpool, spmd)
 
 args = parse_args(__doc__, size=48, size_help="rows of the square board", min_size=3, one_per_lab="row",
                   generations=(100, "generations to run"), seed=(7, "random seed of the start board"))

@@ -18,9 +18,19 @@ Run:  python examples/heat_equation_1d.py [--labs N] [--size POINTS] [--steps ST
 """
 import numpy as np
 
+from spmdlab import (
+    codistributed,
+    gather,
+    getCodistributor,
+    getLocalPart,
+    labindex,
+    labSendReceive,
+    numlabs,
+    parpool,
+    spmd,
+)
+
 from common import check, check_close, labs_text, parse_args, report
-from spmdlab import (codistributed, gather, getCodistributor, getLocalPart, labindex, labSendReceive, numlabs,
-                     parpool, spmd)
 
 args = parse_args(__doc__, size=101, size_help="grid points, boundaries included", min_size=3, one_per_lab="point",
                   steps=(1000, "time steps"))

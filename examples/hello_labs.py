@@ -13,8 +13,9 @@ Run:  python examples/hello_labs.py [--labs N] [--size S]
 """
 import numpy as np
 
-from common import check, check_equal, parse_args, report
 from spmdlab import Composite, labindex, numlabs, parpool, spmd
+
+from common import check, check_equal, parse_args, report
 
 args = parse_args(__doc__, size=5, size_help="length of the vector the client gives each lab")
 size = args.size

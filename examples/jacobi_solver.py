@@ -19,9 +19,9 @@ Run:  python examples/jacobi_solver.py [--labs N] [--size n] [--tol TOL]
 """
 import numpy as np
 
+from spmdlab import codistributed, codistributor1d, gather, gcat, getLocalPart, globalIndices, gplus, parpool, spmd
+
 from common import check, check_close, check_equal, labs_text, parse_args, ranges, report
-from spmdlab import (codistributed, codistributor1d, gather, gcat, getLocalPart, globalIndices, gplus,
-                     parpool, spmd)
 
 args = parse_args(__doc__, size=200, size_help="n: unknowns",
                   tol=(1e-10, "stop when ||b - A x|| <= tol ||b||"),

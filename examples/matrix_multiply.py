@@ -17,9 +17,21 @@ Run:  python examples/matrix_multiply.py [--labs N] [--size n] [--block b]
 """
 import numpy as np
 
+from spmdlab import (
+    codistributed,
+    codistributor1d,
+    codistributor2dbc,
+    gather,
+    getCodistributor,
+    getLocalPart,
+    globalIndices,
+    numlabs,
+    parpool,
+    redistribute,
+    spmd,
+)
+
 from common import check, check_close, labs_text, parse_args, ranges, report
-from spmdlab import (codistributed, codistributor1d, codistributor2dbc, gather, getCodistributor, getLocalPart,
-                     globalIndices, numlabs, parpool, redistribute, spmd)
 
 args = parse_args(__doc__, size=12, size_help="n: the matrices are n x n",
                   block=(2, "block size b of the 2-D block-cyclic layout"))

@@ -24,8 +24,9 @@ import time
 
 import numpy as np
 
-from common import check, check_equal, labs_text, parse_args, report
 from spmdlab import gplus, labindex, numlabs, parpool, spmd
+
+from common import check, check_equal, labs_text, parse_args, report
 
 args = parse_args(__doc__, size=16_000_000, size_help="number of darts (random points)",
                   chunks=(64, "number of chunks the darts are cut into"),

@@ -23,8 +23,9 @@ import functools
 
 import numpy as np
 
-from common import check, check_close, check_equal, labs_text, parse_args, report
 from spmdlab import gcat, gop, gplus, labBroadcast, labindex, parpool, spmd
+
+from common import check, check_close, check_equal, labs_text, parse_args, report
 
 args = parse_args(__doc__, size=1000, size_help="numbers per lab", seed=(11, "random seed"))
 size, seed = args.size, args.seed
