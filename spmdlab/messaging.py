@@ -70,7 +70,7 @@ def _isend(c, data: Any, dest0: int, tag: int) -> list:
     return requests, None
 
 
-def labSend(data: Any, dest, tag: int = 0) -> None:
+def labSend(data: Any, dest: Any, tag: int = 0) -> None:
     """Send ``data`` to lab ``dest`` (or each lab of a list) with ``tag``.
 
     >>> labSend(np.arange(4), 2)          # on lab 1  # doctest: +SKIP
@@ -93,7 +93,7 @@ def _complete_receive(c, message, status, what: str):
     return data, source + 1, tag
 
 
-def labReceive(source=None, tag=None, return_info: bool = False):
+def labReceive(source: Any = None, tag: Any = None, return_info: bool = False) -> Any:
     """Receive the next message from ``source`` (None or ``'any'``: any lab) with ``tag``
     (None: any). With ``return_info=True`` returns ``(data, source, tag)``."""
     c = comm.block()
@@ -104,7 +104,7 @@ def labReceive(source=None, tag=None, return_info: bool = False):
     return (data, src_lab, got_tag) if return_info else data
 
 
-def labSendReceive(dest, source, data: Any, tag: int = 0):
+def labSendReceive(dest: Any, source: Any, data: Any, tag: int = 0) -> Any:
     """Send ``data`` to ``dest`` and receive from ``source`` at once (no deadlock in rings).
     ``dest`` or ``source`` may be None to only receive or only send; returns the data
     received (None if ``source`` is None)."""
@@ -123,7 +123,7 @@ def labSendReceive(dest, source, data: Any, tag: int = 0):
     return received
 
 
-def labProbe(source=None, tag=None, return_info: bool = False):
+def labProbe(source: Any = None, tag: Any = None, return_info: bool = False) -> Any:
     """True if a message from ``source`` with ``tag`` is ready to be received."""
     c = comm.block()
     status = comm.MPI.Status()
@@ -148,7 +148,7 @@ def _bcast_bytes(c, root: int, payload: bytes | None, what: str) -> bytes:
     return bytes(buf)
 
 
-def labBroadcast(source, data: Any = None) -> Any:
+def labBroadcast(source: Any, data: Any = None) -> Any:
     """Lab ``source`` sends ``data``; every lab returns it."""
     c = comm.block()
     root = check_lab(source, c.Get_size(), "source") - 1
@@ -211,7 +211,7 @@ def _target(targetlab, c) -> int | None:
     return None if targetlab is None else check_lab(targetlab, c.Get_size(), "targetlab") - 1
 
 
-def gop(fcn: Callable, x: Any, targetlab=None) -> Any:
+def gop(fcn: Callable, x: Any, targetlab: Any = None) -> Any:
     """Reduce ``x`` over all labs with the associative function ``fcn`` (applied in lab
     order). With ``targetlab`` only that lab gets the result; the others get None.
 
@@ -242,7 +242,7 @@ def gop(fcn: Callable, x: Any, targetlab=None) -> Any:
     return functools.reduce(fcn, values)
 
 
-def gplus(x: Any, targetlab=None) -> Any:
+def gplus(x: Any, targetlab: Any = None) -> Any:
     """The sum of ``x`` over all labs (elementwise for arrays)."""
     return gop(np.add if isinstance(x, np.ndarray) else operator.add, x, targetlab)
 
@@ -264,7 +264,7 @@ def _concatenate(values: list, axis: int) -> np.ndarray:
     return np.concatenate(expanded, axis=axis)
 
 
-def gcat(x: Any, dim: int | None = None, targetlab=None, *, axis: int | None = None):
+def gcat(x: Any, dim: int | None = None, targetlab: Any = None, *, axis: int | None = None) -> Any:
     """Concatenate ``x`` from all labs along ``dim`` (1-based; default 2, as MATLAB) or
     ``axis=``. Scalars and 1-D arrays count as rows: ``gcat(labindex())`` is
     ``array([1, 2, ..., numlabs])``."""

@@ -20,6 +20,7 @@ import sys
 import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 _ENV = {
     "num_labs": ("SPMDLAB_NUM_LABS", int),
@@ -89,7 +90,7 @@ class Settings:
         return env
 
 
-def load(**overrides) -> Settings:
+def load(**overrides: Any) -> Settings:
     """Settings from ``SPMDLAB_*`` variables, overridden by the non-None keyword arguments."""
     values = {}
     for name, (var, parse) in _ENV.items():

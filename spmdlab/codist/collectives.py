@@ -170,7 +170,7 @@ class Exchange:
     so if the block is aborted while it is pending (SUMMA keeps one exchange ahead), MPI
     never writes into freed memory."""
 
-    def __init__(self, sends: list, rcounts: Sequence[int], what: str):
+    def __init__(self, sends: list, rcounts: Sequence[int], what: str) -> None:
         chunks = [EMPTY_BYTES if s is None else as_bytes(s) for s in sends]
         self.scounts = np.array([c.size for c in chunks], dtype=np.int64)
         self.sdispl = np.concatenate(([0], np.cumsum(self.scounts)[:-1])).astype(np.int64)
@@ -193,7 +193,7 @@ class Exchange:
         return [self.recvbuf[o:o + c] for o, c in zip(self.rdispl, self.rcounts)]
 
 
-def match(want: np.ndarray, have) -> tuple:
+def match(want: np.ndarray, have: Any) -> tuple:
     """Positions in ``want`` whose global index is in ``have`` (a slice or an increasing
     array), and where in ``have``."""
     want = np.asarray(want)

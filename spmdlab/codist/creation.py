@@ -239,41 +239,41 @@ class CodistConstructors(CodistArray):
         return cls._from_local(np.full(codist.localShape(lab, n), fill, dtype=dtype), codist)
 
     @classmethod
-    def zeros(cls: Type[A], *args, codist=None, dtype=None) -> A:
+    def zeros(cls: Type[A], *args: Any, codist: Any = None, dtype: Any = None) -> A:
         """``codistributed.zeros(m, n, ..., codist, dtype=)``: all zeros (float64 default)."""
         return cls._filled("codistributed.zeros", args, codist, dtype, 0)
 
     @classmethod
-    def ones(cls: Type[A], *args, codist=None, dtype=None) -> A:
+    def ones(cls: Type[A], *args: Any, codist: Any = None, dtype: Any = None) -> A:
         """``codistributed.ones(m, n, ..., codist, dtype=)``: all ones."""
         return cls._filled("codistributed.ones", args, codist, dtype, 1)
 
     @classmethod
-    def inf(cls: Type[A], *args, codist=None, dtype=None) -> A:
+    def inf(cls: Type[A], *args: Any, codist: Any = None, dtype: Any = None) -> A:
         """``codistributed.inf(m, n, ..., codist)``: all ``inf`` (a float or complex dtype)."""
         return cls._filled("codistributed.inf", args, codist, dtype, np.inf, allowed="fc")
 
     Inf = inf
 
     @classmethod
-    def nan(cls: Type[A], *args, codist=None, dtype=None) -> A:
+    def nan(cls: Type[A], *args: Any, codist: Any = None, dtype: Any = None) -> A:
         """``codistributed.nan(m, n, ..., codist)``: all ``nan`` (a float or complex dtype)."""
         return cls._filled("codistributed.nan", args, codist, dtype, np.nan, allowed="fc")
 
     NaN = nan
 
     @classmethod
-    def true(cls: Type[A], *args, codist=None) -> A:
+    def true(cls: Type[A], *args: Any, codist: Any = None) -> A:
         """``codistributed.true(m, n, ..., codist)``: a bool array of True."""
         return cls._filled("codistributed.true", args, codist, None, True, default=np.bool_, allowed="b")
 
     @classmethod
-    def false(cls: Type[A], *args, codist=None) -> A:
+    def false(cls: Type[A], *args: Any, codist: Any = None) -> A:
         """``codistributed.false(m, n, ..., codist)``: a bool array of False."""
         return cls._filled("codistributed.false", args, codist, None, False, default=np.bool_, allowed="b")
 
     @classmethod
-    def eye(cls: Type[A], *args, codist=None, dtype=None) -> A:
+    def eye(cls: Type[A], *args: Any, codist: Any = None, dtype: Any = None) -> A:
         """``codistributed.eye(n)`` (n-by-n), ``eye(m, n)``, ``eye((m, n))``: the identity."""
         what = "codistributed.eye"
         shape, codist, dtype = _parse(args, codist, dtype, what)
@@ -300,13 +300,13 @@ class CodistConstructors(CodistArray):
         return np.random.default_rng(seq)
 
     @classmethod
-    def rand(cls: Type[A], *args, codist=None, dtype=None, seed=None) -> A:
+    def rand(cls: Type[A], *args: Any, codist: Any = None, dtype: Any = None, seed: Any = None) -> A:
         """Uniform on [0, 1). Each lab draws from its own stream; ``seed=`` makes the
         result reproducible (lab k uses ``SeedSequence(seed, spawn_key=(k-1,))``)."""
         return cls._random_floats("codistributed.rand", "random", args, codist, dtype, seed)
 
     @classmethod
-    def randn(cls: Type[A], *args, codist=None, dtype=None, seed=None) -> A:
+    def randn(cls: Type[A], *args: Any, codist: Any = None, dtype: Any = None, seed: Any = None) -> A:
         """Standard normal values; streams as :meth:`rand`."""
         return cls._random_floats("codistributed.randn", "standard_normal", args, codist, dtype, seed)
 
@@ -323,7 +323,7 @@ class CodistConstructors(CodistArray):
         return cls._from_local(draw(codist.localShape(lab, n), dtype=dtype), codist)
 
     @classmethod
-    def randi(cls: Type[A], imax, *args, codist=None, dtype=None, seed=None) -> A:
+    def randi(cls: Type[A], imax: Any, *args: Any, codist: Any = None, dtype: Any = None, seed: Any = None) -> A:
         """``randi(imax, m, n, ...)``: integers in 1..imax; ``randi([imin, imax], ...)``:
         in imin..imax (inclusive, as MATLAB). Default dtype int64."""
         what = "codistributed.randi"
@@ -351,7 +351,7 @@ class CodistConstructors(CodistArray):
         return cls._from_local(local.astype(dtype, copy=False), codist)
 
     @classmethod
-    def colon(cls: Type[A], a, d, b=None, *, codist=None, dtype=None) -> A:
+    def colon(cls: Type[A], a: Any, d: Any, b: Any = None, *, codist: Any = None, dtype: Any = None) -> A:
         """MATLAB's ``a:d:b`` (``colon(a, b)`` is ``a:1:b``) as a 1-D codistributed array;
         the end ``b`` is included when it is reached, as in MATLAB."""
         what = "codistributed.colon"
@@ -380,7 +380,7 @@ class CodistConstructors(CodistArray):
         return cls._from_local(np.asarray(local).astype(dtype, copy=False), codist)
 
     @classmethod
-    def linspace(cls: Type[A], a, b, n: int = 100, *, codist=None, dtype=None) -> A:
+    def linspace(cls: Type[A], a: Any, b: Any, n: int = 100, *, codist: Any = None, dtype: Any = None) -> A:
         """``n`` evenly spaced values from ``a`` to ``b`` inclusive (MATLAB default n=100),
         as ``np.linspace``; a 1-D codistributed array."""
         what = "codistributed.linspace"

@@ -35,7 +35,7 @@ def _prep(x: Any) -> Any:
     return x
 
 
-def local_operand(x: Any, codist, G: tuple, lab: int, n: int, what: str) -> Any:
+def local_operand(x: Any, codist: Any, G: tuple, lab: int, n: int, what: str) -> Any:
     """The part of operand ``x`` matching this lab's part of the result (layout codist)."""
     if isinstance(x, CodistArray):
         labs_of(x, what)
@@ -52,7 +52,7 @@ def local_operand(x: Any, codist, G: tuple, lab: int, n: int, what: str) -> Any:
     return x
 
 
-def elementwise(what: str, fn: Callable, operands: Sequence, out: Optional[tuple] = None):
+def elementwise(what: str, fn: Callable, operands: Sequence, out: Optional[tuple] = None) -> Any:
     """Apply ``fn`` (a numpy function of the local parts) to aligned operands."""
     operands = [_prep(x) for x in operands]
     shapes = [tuple(x.shape) if isinstance(x, CodistArray) else np.shape(x) for x in operands]
@@ -91,7 +91,7 @@ def elementwise(what: str, fn: Callable, operands: Sequence, out: Optional[tuple
     return type(base)._from_local(np.asarray(res), codist)
 
 
-def ufunc_call(ufunc: np.ufunc, inputs: tuple, kwargs: dict):
+def ufunc_call(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     what = f"numpy.{ufunc.__name__}"
     out = kwargs.pop("out", None)
     if out is not None:
@@ -199,7 +199,7 @@ def _fast_power(dtype: np.dtype, exponent: Any) -> Optional[np.ufunc]:
     return None
 
 
-def binary_op(ufunc: np.ufunc, reflected: bool = False):
+def binary_op(ufunc: np.ufunc, reflected: bool = False) -> Any:
     # is_temporary must be called from `op` itself, before anything else refers to
     # the operand (it counts references and reads the caller's frame).
     def op(self, other, modulo=None):
@@ -233,7 +233,7 @@ def binary_op(ufunc: np.ufunc, reflected: bool = False):
     return op
 
 
-def unary_op(ufunc: np.ufunc):
+def unary_op(ufunc: np.ufunc) -> Any:
     def op(self):
         if _big(self) and is_temporary(self, "unary") and _reusable(self, ufunc, (self,)):
             result = write_into(ufunc, (self,), self)
@@ -246,7 +246,7 @@ def unary_op(ufunc: np.ufunc):
     return op
 
 
-def inplace_op(ufunc: np.ufunc):
+def inplace_op(ufunc: np.ufunc) -> Any:
     def op(self, other):
         if not is_operand(other):
             return NotImplemented
@@ -263,7 +263,7 @@ def inplace_op(ufunc: np.ufunc):
 
 # --------------------------------------------------------------------------- elementwise numpy functions
 @implements(np.where)
-def np_where(condition, x=NOVALUE, y=NOVALUE):
+def np_where(condition: Any, x: Any = NOVALUE, y: Any = NOVALUE) -> Any:
     if x is NOVALUE or y is NOVALUE:
         raise NotImplementedError("numpy.where with one argument (indices of nonzero elements) "
                                   f"is not supported for codistributed arrays ({describe(condition)}); "
@@ -272,7 +272,8 @@ def np_where(condition, x=NOVALUE, y=NOVALUE):
 
 
 @implements(np.clip)
-def np_clip(a, a_min=NOVALUE, a_max=NOVALUE, out=None, *, min=NOVALUE, max=NOVALUE, **kwargs):
+def np_clip(a: Any, a_min: Any = NOVALUE, a_max: Any = NOVALUE, out: Any = None, *, min: Any = NOVALUE,
+            max: Any = NOVALUE, **kwargs: Any) -> Any:
     lo = a_min if a_min is not NOVALUE else (min if min is not NOVALUE else None)
     hi = a_max if a_max is not NOVALUE else (max if max is not NOVALUE else None)
     ops = [a]
@@ -299,7 +300,7 @@ def np_clip(a, a_min=NOVALUE, a_max=NOVALUE, out=None, *, min=NOVALUE, max=NOVAL
 
 
 @implements(np.round, np.around)
-def np_round(a, decimals=0, out=None):
+def np_round(a: Any, decimals: Any = 0, out: Any = None) -> Any:
     if out is not None:
         raise NotImplementedError(f"numpy.round: out= is not supported for codistributed arrays "
                                   f"({describe(a)})")
@@ -307,18 +308,18 @@ def np_round(a, decimals=0, out=None):
 
 
 @implements(np.isclose)
-def np_isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+def np_isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: Any = False) -> Any:
     return elementwise("numpy.isclose",
                         lambda x, y: np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan), [a, b])
 
 
 @implements(np.allclose)
-def np_allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+def np_allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: Any = False) -> Any:
     return bool(np_isclose(a, b, rtol, atol, equal_nan).all())
 
 
 @implements(np.array_equal)
-def np_array_equal(a1, a2, equal_nan=False):
+def np_array_equal(a1: Any, a2: Any, equal_nan: Any = False) -> Any:
     if tuple(np.shape(a1) if not isinstance(a1, CodistArray) else a1.shape) != \
             tuple(np.shape(a2) if not isinstance(a2, CodistArray) else a2.shape):
         return False

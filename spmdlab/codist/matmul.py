@@ -40,7 +40,7 @@ def _cols(D, what: str):
     return redistribute(D, codistributor1d(2))
 
 
-def matmul(a: Any, b: Any, what: str = "matmul"):
+def matmul(a: Any, b: Any, what: str = "matmul") -> Any:
     if not isinstance(a, CodistArray):
         a = np.asarray(a)
     if not isinstance(b, CodistArray):
@@ -241,7 +241,7 @@ def _summa(A, B, rdt, what: str):
 
 
 @implements(np.dot)
-def np_dot(a, b, out=None):
+def np_dot(a: Any, b: Any, out: Any = None) -> Any:
     if out is not None:
         raise NotImplementedError(f"numpy.dot: out= is not supported for codistributed arrays "
                                   f"({describe(a)}, {describe(b)})")

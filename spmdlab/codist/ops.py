@@ -34,7 +34,7 @@ class CodistOps(CodistArray):
 
 
     # ---- numpy protocols ---------------------------------------------------------------
-    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs, **kwargs):
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         what = f"numpy.{ufunc.__name__}"
         if method == "__call__":
             if not all(is_operand(x) for x in inputs):
@@ -70,7 +70,7 @@ class CodistOps(CodistArray):
         raise NotImplementedError(f"{what}.{method} is not supported for codistributed arrays "
                                   f"({layout_text(self._codist)}); gather(D) for a numpy array")
 
-    def __array_function__(self, func, types, args, kwargs):
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         handler = HANDLED_FUNCTIONS.get(func)
         if handler is None:
             raise NotImplementedError(
@@ -79,7 +79,7 @@ class CodistOps(CodistArray):
                 "getLocalPart(D) for this lab's part")
         return handler(*args, **kwargs)
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         raise TypeError("a codistributed array does not convert to a numpy array implicitly: "
                         "use gather(D) (the whole array on every lab) or getLocalPart(D)")
 
@@ -131,17 +131,17 @@ class CodistOps(CodistArray):
     __pow__ = binary_op(np.power)
     __rpow__ = binary_op(np.power, True)
 
-    def __matmul__(self, other):
+    def __matmul__(self, other: Any) -> Any:
         if not is_operand(other):
             return NotImplemented
         return matmul(self, other)
 
-    def __rmatmul__(self, other):
+    def __rmatmul__(self, other: Any) -> Any:
         if not is_operand(other):
             return NotImplemented
         return matmul(other, self)
 
-    def __imatmul__(self, other):
+    def __imatmul__(self, other: Any) -> Any:
         r = matmul(self, other)
         if tuple(r.shape) != tuple(self.shape):
             raise ValueError(f"matmul: in-place @= would change the shape {self.shape} to {r.shape}")
@@ -154,11 +154,11 @@ class CodistOps(CodistArray):
     __pos__ = unary_op(np.positive)
     __invert__ = unary_op(np.invert)
 
-    def __abs__(self):
+    def __abs__(self) -> Any:
         return ufunc_call(np.absolute, (self,), {})
 
     # ---- conversions --------------------------------------------------------------------
-    def item(self, *args):
+    def item(self, *args: Any) -> Any:
         """The single element as a Python scalar (replicated), as ``ndarray.item``; a flat
         index (negative counts from the end) or a tuple of indices picks another one."""
         if args:
@@ -193,43 +193,45 @@ class CodistOps(CodistArray):
         raise TypeError(_NOT_0D)
 
     @property
-    def real(self):
+    def real(self) -> Any:
         return elementwise("real", np.real, [self])
 
     @property
-    def imag(self):
+    def imag(self) -> Any:
         return elementwise("imag", np.imag, [self])
 
-    def conj(self):
+    def conj(self) -> Any:
         """The complex conjugate; as ``ndarray.conj``, the same array for real dtypes."""
         return elementwise("conj", np.ndarray.conj, [self])
 
     conjugate = conj
 
-    def clip(self, min=None, max=None, out=None, **kwargs):
+    def clip(self, min: Any = None, max: Any = None, out: Any = None, **kwargs: Any) -> Any:
         return np_clip(self, min, max, out, **kwargs)
 
-    def round(self, decimals=0, out=None):
+    def round(self, decimals: Any = 0, out: Any = None) -> Any:
         return np_round(self, decimals, out)
 
     # ---- reductions ---------------------------------------------------------------------
-    def sum(self, axis=None, dtype=None, out=None, keepdims=False, *, dim=None, **extra):
+    def sum(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: Any = False, *, dim: Any = None,
+            **extra: Any) -> Any:
         """Sum, whole (a replicated scalar) or along ``axis`` (0-based) / ``dim`` (1-based)."""
         return self._red("sum", axis, dim, dtype, out, keepdims, extra)
 
-    def prod(self, axis=None, dtype=None, out=None, keepdims=False, *, dim=None, **extra):
+    def prod(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: Any = False, *, dim: Any = None,
+             **extra: Any) -> Any:
         return self._red("prod", axis, dim, dtype, out, keepdims, extra)
 
-    def min(self, axis=None, out=None, keepdims=False, *, dim=None, **extra):
+    def min(self, axis: Any = None, out: Any = None, keepdims: Any = False, *, dim: Any = None, **extra: Any) -> Any:
         return self._red("min", axis, dim, None, out, keepdims, extra)
 
-    def max(self, axis=None, out=None, keepdims=False, *, dim=None, **extra):
+    def max(self, axis: Any = None, out: Any = None, keepdims: Any = False, *, dim: Any = None, **extra: Any) -> Any:
         return self._red("max", axis, dim, None, out, keepdims, extra)
 
-    def any(self, axis=None, out=None, keepdims=False, *, dim=None, **extra):
+    def any(self, axis: Any = None, out: Any = None, keepdims: Any = False, *, dim: Any = None, **extra: Any) -> Any:
         return self._red("any", axis, dim, None, out, keepdims, extra)
 
-    def all(self, axis=None, out=None, keepdims=False, *, dim=None, **extra):
+    def all(self, axis: Any = None, out: Any = None, keepdims: Any = False, *, dim: Any = None, **extra: Any) -> Any:
         return self._red("all", axis, dim, None, out, keepdims, extra)
 
     def _red(self, how, axis, dim, dtype, out, keepdims, extra):
@@ -241,81 +243,84 @@ class CodistOps(CodistArray):
         return reduce_along(self, how, axis, dim, {"dtype": dtype} if dtype is not None else {},
                        keepdims, how)
 
-    def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, dim=None, where=True):
+    def mean(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: Any = False, *, dim: Any = None,
+             where: Any = True) -> Any:
         """Mean (numpy's dtype rules: float64 for integers)."""
         keepdims = bool(keepdims) if keepdims is not NOVALUE else False
         return mean_of(self, axis, dtype, out, keepdims, dim=dim, where=where)
 
-    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, dim=None,
-            where=True, mean=NOVALUE, correction=NOVALUE):
+    def var(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0, keepdims: Any = False, *,
+            dim: Any = None,
+            where: Any = True, mean: Any = NOVALUE, correction: Any = NOVALUE) -> Any:
         """Variance (two-pass, as numpy)."""
         keepdims = bool(keepdims) if keepdims is not NOVALUE else False
         return var_of(self, axis, dtype, out, ddof, keepdims, dim=dim, where=where, mean=mean,
                     correction=correction, what="var")
 
-    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, dim=None,
-            where=True, mean=NOVALUE, correction=NOVALUE):
+    def std(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0, keepdims: Any = False, *,
+            dim: Any = None,
+            where: Any = True, mean: Any = NOVALUE, correction: Any = NOVALUE) -> Any:
         keepdims = bool(keepdims) if keepdims is not NOVALUE else False
         return var_of(self, axis, dtype, out, ddof, keepdims, dim=dim, where=where, mean=mean,
                     correction=correction, what="std", root=True)
 
-    def argmax(self, axis=None, out=None, *, keepdims=False, dim=None):
+    def argmax(self, axis: Any = None, out: Any = None, *, keepdims: Any = False, dim: Any = None) -> Any:
         """Global 0-based index of the (first) maximum, flat (replicated) or along an axis."""
         return arg_reduce(self, "max", axis, out, keepdims=bool(keepdims), dim=dim)
 
-    def argmin(self, axis=None, out=None, *, keepdims=False, dim=None):
+    def argmin(self, axis: Any = None, out: Any = None, *, keepdims: Any = False, dim: Any = None) -> Any:
         return arg_reduce(self, "min", axis, out, keepdims=bool(keepdims), dim=dim)
 
     # ---- shape ----------------------------------------------------------------------------
-    def transpose(self, *axes):
+    def transpose(self, *axes: Any) -> Any:
         """Permuted axes (no communication: the layout is permuted with the local part)."""
         return transpose_axes(self, axes)
 
     @property
-    def T(self):
+    def T(self) -> Any:
         return transpose_axes(self, None)
 
-    def dot(self, other, out=None):
+    def dot(self, other: Any, out: Any = None) -> Any:
         return np_dot(self, other, out)
 
-    def reshape(self, *shape, order="C"):
+    def reshape(self, *shape: Any, order: Any = "C") -> Any:
         """C-order reshape (a codistributed copy; data moves in one all-to-all)."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         return reshape_to(self, shape, order)
 
-    def ravel(self, order="C"):
+    def ravel(self, order: Any = "C") -> Any:
         return reshape_to(self, (-1,), order, "ravel")
 
-    def flatten(self, order="C"):
+    def flatten(self, order: Any = "C") -> Any:
         return reshape_to(self, (-1,), order, "flatten")
 
-    def squeeze(self, axis=None):
+    def squeeze(self, axis: Any = None) -> Any:
         return squeeze_axes(self, axis)
 
-    def cumsum(self, axis=None, dtype=None, out=None):
+    def cumsum(self, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
         """Cumulative sum (along the distributed dimension: local scans plus the totals of
         the labs before, as numpy on the gathered array)."""
         return cumulative(self, "sum", axis, dtype, out)
 
-    def cumprod(self, axis=None, dtype=None, out=None):
+    def cumprod(self, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
         return cumulative(self, "prod", axis, dtype, out)
 
-    def nonzero(self):
+    def nonzero(self) -> Any:
         """Tuple of codistributed 1-D arrays of global indices of the nonzero elements."""
         return nonzero_of(self)
 
-    def fill(self, value) -> None:
+    def fill(self, value: Any) -> None:
         """Set every element to ``value`` (each lab fills its part)."""
         self._local.fill(value)
 
     # ---- indexing -------------------------------------------------------------------------
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Any:
         """Global 0-based indexing: ints → a replicated scalar, slices → a codistributed
         copy, a boolean mask of the array's shape → a 1-D codistributed array."""
         return getitem(self, key)
 
-    def __setitem__(self, key, value):
+    def __setitem__(self, key: Any, value: Any) -> None:
         """``D[i, j] = v`` writes on the owning lab; slices and boolean masks as numpy
         (the value: a scalar, a replicated array, or a codistributed array)."""
         set_items(self, key, value)

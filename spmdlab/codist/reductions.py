@@ -73,13 +73,13 @@ def axes_of(ndim: int, axis: Any, dim: Any, what: str) -> Optional[tuple]:
     return tuple(sorted(out))
 
 
-def check_numeric(D, what: str) -> None:
+def check_numeric(D: Any, what: str) -> None:
     if D.dtype.kind not in "biufc":
         raise NotImplementedError(f"{what} of a codistributed array of dtype {D.dtype} is not "
                                   f"supported ({layout_text(D._codist)})")
 
 
-def no_extras(what: str, initial=NOVALUE, where=True, layout=None, **others) -> None:
+def no_extras(what: str, initial: Any = NOVALUE, where: Any = True, layout: Any = None, **others: Any) -> None:
     if others:
         raise TypeError(f"{what}() got an unexpected keyword argument {next(iter(others))!r}")
     on = f" ({layout_text(layout)})" if layout is not None else ""
@@ -155,8 +155,8 @@ def _whole(D, how: str, kw: dict, what: str):
     return COMBINE_UFUNC[how].reduce(vals[np.array(valid)], dtype=vals.dtype)
 
 
-def reduce_along(D, how: str, axis=None, dim=None, kw: Optional[dict] = None, keepdims=False,
-            what: Optional[str] = None):
+def reduce_along(D: Any, how: str, axis: Any = None, dim: Any = None, kw: Optional[dict] = None, keepdims: Any = False,
+            what: Optional[str] = None) -> Any:
     what = what or how
     kw = kw or {}
     G = tuple(D.shape)
@@ -194,7 +194,8 @@ def _divide(r, count, what: str):
     return r.dtype.type(r / count)
 
 
-def mean_of(D, axis=None, dtype=None, out=None, keepdims=False, *, dim=None, where=True):
+def mean_of(D: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: Any = False, *, dim: Any = None,
+            where: Any = True) -> Any:
     what = "mean"
     if out is not None:
         raise NotImplementedError(f"{what}: out= is not supported for codistributed arrays "
@@ -220,8 +221,9 @@ def mean_of(D, axis=None, dtype=None, out=None, keepdims=False, *, dim=None, whe
     return r
 
 
-def var_of(D, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, dim=None, where=True,
-         mean=NOVALUE, correction=NOVALUE, what="var", root=False):
+def var_of(D: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0, keepdims: Any = False, *,
+           dim: Any = None, where: Any = True,
+         mean: Any = NOVALUE, correction: Any = NOVALUE, what: Any = "var", root: Any = False) -> Any:
     if out is not None:
         raise NotImplementedError(f"{what}: out= is not supported for codistributed arrays "
                                   f"({layout_text(D._codist)})")
@@ -283,7 +285,7 @@ def var_of(D, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, dim=No
     return r
 
 
-def arg_reduce(D, how: str, axis=None, out=None, *, keepdims=False, dim=None):
+def arg_reduce(D: Any, how: str, axis: Any = None, out: Any = None, *, keepdims: Any = False, dim: Any = None) -> Any:
     what = f"arg{how}"
     if out is not None:
         raise NotImplementedError(f"{what}: out= is not supported for codistributed arrays "

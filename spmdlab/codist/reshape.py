@@ -24,7 +24,7 @@ from .transfer import redistribute
 __all__ = ["transpose_axes", "reshape_to", "squeeze_axes", "cumulative", "nonzero_of"]
 
 
-def transpose_axes(D, axes: Optional[tuple]):
+def transpose_axes(D: Any, axes: Optional[tuple]) -> Any:
     G = tuple(D.shape)
     ndim = len(G)
     if axes is None or axes == (None,) or len(axes) == 0:
@@ -76,7 +76,7 @@ def _new_shape(D, size: int, shape: Any, what: str) -> tuple:
     return shape
 
 
-def reshape_to(D, shape: Any, order: str = "C", what: str = "reshape"):
+def reshape_to(D: Any, shape: Any, order: str = "C", what: str = "reshape") -> Any:
     """C-order reshape: at most one redistribution to a flat-range layout, then one
     all-to-all of contiguous ranges into the flat-range layout of the new shape."""
     if order not in ("C", None):
@@ -118,7 +118,7 @@ def reshape_to(D, shape: Any, order: str = "C", what: str = "reshape"):
     return type(D)._from_local(out, dst)
 
 
-def squeeze_axes(D, axis=None):
+def squeeze_axes(D: Any, axis: Any = None) -> Any:
     what = "squeeze"
     G = tuple(D.shape)
     if axis is None:
@@ -141,7 +141,7 @@ def squeeze_axes(D, axis=None):
     return reshape_to(D, R, what=what)
 
 
-def cumulative(D, how: str, axis=None, dtype=None, out=None):
+def cumulative(D: Any, how: str, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     what = "cumsum" if how == "sum" else "cumprod"
     fn = np.cumsum if how == "sum" else np.cumprod
     if out is not None:
@@ -175,7 +175,7 @@ def cumulative(D, how: str, axis=None, dtype=None, out=None):
     return type(D)._from_local(r, c)
 
 
-def nonzero_of(D):
+def nonzero_of(D: Any) -> Any:
     what = "nonzero"
     G = tuple(D.shape)
     lab, n = labs_of(D, what)
