@@ -408,7 +408,9 @@ def test_pmode_start_without_n_uses_the_default_size(tmp_path):
 
 def grid_example() -> tuple[str, str]:
     """The README's grid capture (repl/GRID_EXAMPLE.txt): its input and its output."""
-    with open(os.path.join(ROOT, "repl", "GRID_EXAMPLE.txt"), encoding="utf-8") as f:
+    import spmdlab_repl  # repl/ in a checkout, spmdlab_repl/ when installed
+
+    with open(os.path.join(os.path.dirname(spmdlab_repl.__file__), "GRID_EXAMPLE.txt"), encoding="utf-8") as f:
         lines = f.read().splitlines()[1:]  # line 1 is the command that made it
     typed = [line[4:] if line.startswith(("P>> ", "... ")) else "" for line in lines
              if line.startswith(("P>> ", "... ")) or line == "..."]

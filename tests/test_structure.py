@@ -8,9 +8,11 @@ import os
 
 import pytest
 
+import spmdlab
+
 pytestmark = pytest.mark.nompi
 
-ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "spmdlab")
+ROOT = os.path.dirname(os.path.abspath(spmdlab.__file__))  # the checkout's, or the installed one
 
 # The array package's layers, bottom-up: a module may import only from its own or lower layers.
 LAYERS = [
