@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 from .errors import SpmdSourceError
 
+__all__ = ["Body", "find_with", "check", "names_read", "names_written", "read_body"]
+
 _UNREADABLE_HELP = (
     "spmd reads the body of a `with spmd():` block from its source file, and the source of "
     "{where} cannot be read (as with `python -c` or the plain Python prompt). Put the code "

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+__all__ = ["SpmdError", "LabDiedError", "SpmdTimeoutError", "PoolError", "SpmdSourceError",
+           "RemoteError", "lab_ranges", "labs_label", "group_errors"]
+
 
 @dataclass
 class RemoteError:

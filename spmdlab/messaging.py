@@ -15,6 +15,10 @@ import numpy as np
 from .checks import check_lab, check_tag, dim_to_axis
 from .runtime import lazy_comm as comm
 
+__all__ = ["labSend", "labReceive", "labSendReceive", "labProbe", "labBarrier", "labBroadcast",
+           "gop", "gplus", "gcat", "spmdSend", "spmdReceive", "spmdSendReceive", "spmdBroadcast",
+           "spmdBarrier", "spmdProbe", "spmdReduce", "spmdPlus", "spmdCat"]
+
 
 def _mpi_op(fcn: Callable):
     MPI = comm.MPI

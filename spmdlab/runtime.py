@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import threading
 
+__all__ = ["labindex", "numlabs", "spmdIndex", "spmdSize", "LabAbort", "state", "lazy_comm",
+           "check_abort"]
+
 
 class LabAbort(BaseException):
     """Raised inside a lab's block when the client aborts it (Ctrl-C, another lab's

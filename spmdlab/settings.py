@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+__all__ = ["Settings", "load"]
+
 _ENV = {
     "num_labs": ("SPMDLAB_NUM_LABS", int),
     "mpiexec": ("SPMDLAB_MPIEXEC", str),
