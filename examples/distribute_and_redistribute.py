@@ -15,7 +15,7 @@
 Each step is its own spmd block, as in the documentation, and each lab describes its
 part of D with repr(D), whose first line is MATLAB's "This lab stores ..." text.
 
-Note the numbering (DESIGN §1): labs are 1..numlabs and dimensions are MATLAB's
+Note the numbering (docs/design.md §1): labs are 1..numlabs and dimensions are MATLAB's
 (codistributor1d(2) is columns), but the indices a lab reports are 0-based numpy
 indices, so MATLAB's "D(:,1:250)" prints as "D[:, 0:250]".
 

@@ -74,7 +74,7 @@ def _syntax_error(message: str, filename: str, node: ast.AST, lines: list[str]) 
 
 
 def check(body: list[ast.stmt], filename: str, lines: list[str]) -> None:
-    """Raise SyntaxError for what an spmd body may not contain (DESIGN §3)."""
+    """Raise SyntaxError for what an spmd body may not contain (docs/design.md §3)."""
 
     def visit(node: ast.AST, in_loop: bool) -> None:
         if isinstance(node, _FORBIDDEN_ANYWHERE):

@@ -1,7 +1,7 @@
 """Codistributors: pure index arithmetic for 1-D and 2-D block-cyclic layouts.
 
 No MPI here.  Every method that depends on the pool size takes ``numlabs``
-explicitly (the lab-side wrappers supply it).  Numbering follows DESIGN.md:
+explicitly (the lab-side wrappers supply it).  Numbering follows docs/design.md:
 labs are 1..numlabs, dimensions passed as ``dim`` are 1-based (``axis=`` is the
 0-based alternative), element indices are 0-based numpy indices.
 

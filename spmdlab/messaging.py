@@ -1,4 +1,4 @@
-"""Lab-to-lab messaging inside ``spmd`` blocks (DESIGN §4), MATLAB's two name families.
+"""Lab-to-lab messaging inside ``spmd`` blocks (docs/design.md §4), MATLAB's two name families.
 
 Numpy arrays travel as MPI buffers behind a small pickled header; other objects are
 pickled. Every wait is interruptible (see ``comm.wait``). Lab numbers are 1-based.

@@ -67,7 +67,7 @@ class Settings:
         return n
 
     def launcher(self) -> list[str]:
-        """The launcher command as a list, located as DESIGN §2 says."""
+        """The launcher command as a list, located as docs/design.md §2 says."""
         if self.mpiexec:
             return shlex.split(self.mpiexec)
         for folder in (Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))):

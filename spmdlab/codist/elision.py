@@ -18,7 +18,7 @@ only when all of these hold (any doubt says no; a no only costs an allocation):
   (so it is that subexpression's result, not something C code reached from it);
 - its reference count is exactly the stack's reference plus the calls' own.
 
-The caller then also checks that the object owns its buffer (``codist_elementwise``).
+The caller then also checks that the object owns its buffer (``elementwise``).
 This module imports only the standard library.
 """
 from __future__ import annotations
