@@ -19,7 +19,7 @@ from .layout import concatenates, default_layout, flat_layout, is1d, labs_of, lo
 from .regions import ix, take
 from .transfer import gather, redistribute
 
-__all__ = ["getitem", "set_items"]
+__all__ = ["getitem", "setitem"]
 
 
 def getitem(D: CodistArray, key: Any) -> Any:
@@ -222,7 +222,7 @@ def _mask_set(D, M, value: Any, what: str) -> None:
     D._local[Ml] = v[_mask_ranks(D, Ml, counts, what)]
 
 
-def set_items(D: CodistArray, key: Any, value: Any) -> None:
+def setitem(D: CodistArray, key: Any, value: Any) -> None:
     """``D[key] = value``, written on the labs that own the elements."""
     what = "indexed assignment D[...] = value"
     if _is_mask(key, D):

@@ -15,7 +15,7 @@ import numpy as np
 
 from .base import NOVALUE, CodistArray, layout_text
 from .elementwise import binary_op, elementwise, inplace_op, is_operand, np_clip, np_round, ufunc_call, unary_op
-from .indexing import getitem, set_items
+from .indexing import getitem, setitem
 from .matmul import matmul, np_dot
 from .reductions import arg_reduce, mean_of, no_extras, reduce_along, var_of
 from .registry import HANDLED_FUNCTIONS, implements
@@ -323,7 +323,7 @@ class CodistOps(CodistArray):
     def __setitem__(self, key: Any, value: Any) -> None:
         """``D[i, j] = v`` writes on the owning lab; slices and boolean masks as numpy
         (the value: a scalar, a replicated array, or a codistributed array)."""
-        set_items(self, key, value)
+        setitem(self, key, value)
 
 
 
