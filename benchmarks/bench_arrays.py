@@ -178,7 +178,7 @@ def redistribute_vs_alltoallv(pool, mb: int, repeat: int):
         import time as _time
 
         from spmdlab import comm as _comm
-        from spmdlab.codistributor import transfer_plan as _plan
+        from spmdlab.codist.plan import transfer_plan as _plan
 
         _c = _comm.block()
         _D = codistributed.rand(rows, cols, codist=codistributor1d(2), seed=1)
