@@ -1,7 +1,7 @@
 """Elementwise operations of codistributed arrays: operators, ufuncs, np.where/clip/....
 
 Operands are aligned to the result's layout (the first codistributed operand with the
-result's shape; the layout rules are in docs/design.md) and each lab applies the numpy
+result's shape; the layout rules are in docs/design.md §12) and each lab applies the numpy
 function to its local parts. An operator whose operand is an unnamed temporary writes
 the result into it, as numpy does for ``L * 2 + 1`` (see ``elision``).
 """

@@ -30,7 +30,7 @@ _NOT_0D = "only 0-dimensional arrays can be converted to Python scalars (use D.i
 
 class CodistOps(CodistArray):
     """numpy operations of ``codistributed`` arrays (arithmetic, ufuncs, reductions, ``@``,
-    transpose, global indexing). See the module docstring for the layout rules."""
+    transpose, global indexing); the layout rules are in docs/design.md §12."""
 
 
     # ---- numpy protocols ---------------------------------------------------------------
