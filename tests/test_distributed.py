@@ -18,8 +18,11 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 def stored_keys(pool):
     """The keys each lab stores (reads the lab server's store through a call)."""
-    replies = pool.request_many({lab: ("call", _store_keys, None, (), {}) for lab in range(1, pool.numlabs + 1)})
-    return {lab: r[1] for lab, r in replies.items()}
+    from spmdlab.protocol import Call
+
+    replies = pool.request_many({lab: (lambda epoch: Call(epoch, _store_keys, None))
+                                 for lab in range(1, pool.numlabs + 1)})
+    return {lab: r.result for lab, r in replies.items()}
 
 
 def _store_keys(_):
