@@ -228,8 +228,7 @@ class LabServer:
             except Undecodable as exc:
                 error = exc.error
                 reply = Reply("error", lab, exc.epoch, RemoteError(
-                    "SpmdError", f"lab {lab} could not unpickle what the client sent: "
-                                 f"{type(error).__name__}: {error}"))
+                    "SpmdError", f"the lab could not unpickle what the client sent: {type(error).__name__}: {error}"))
                 self._send(reply)
                 continue
             if isinstance(msg, Shutdown):

@@ -128,6 +128,7 @@ class Pool:
         authkey = os.urandom(32)
         self._authkey = authkey
         listener, address, folder = launch.listen(self.settings, self.numlabs)
+        self._address = address
         try:
             proc = launch.spawn(self.settings, self.numlabs, address, authkey)
         except BaseException:
