@@ -89,7 +89,7 @@ class Composite:
             return self._local[lab]
         if lab not in self._summaries:
             raise NoDataError(f"Composite element {lab} is not defined: lab {lab} has no data")
-        reply = self._live_pool().request(lab, lambda epoch: Get(epoch, self._key))
+        reply = self._live_pool().request(lab, Get(self._key))
         if reply.kind != "value":
             raise NoDataError(f"Composite element {lab} is not defined: lab {lab} has no data")
         return reply.result
@@ -102,7 +102,7 @@ class Composite:
             return
         if is_handle(value):
             raise TypeError("a Composite element must be a plain value, not a Composite or distributed array")
-        reply = self._live_pool().request(lab, lambda epoch: Set(epoch, self._key, value))
+        reply = self._live_pool().request(lab, Set(self._key, value))
         self._summaries[lab] = reply.result
 
     def __iter__(self) -> Iterator[Any]:

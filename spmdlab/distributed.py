@@ -119,7 +119,7 @@ def _result(pool, handle: Any) -> Any:
         first = handle._summaries.get(1)
         if first is None or (first.kind == "scalar" and first.type_name == "NoneType"):
             return None
-        reply = pool.request(1, lambda epoch: Get(epoch, handle._key))
+        reply = pool.request(1, Get(handle._key))
         return reply.result if reply.kind == "value" else None
     finally:
         pool.free_later(handle._key, pool.generation)
@@ -199,11 +199,7 @@ class distributed:
         target = _complete(codist, X.shape, n)
         pool.flush_frees()  # a loop of distributed(X) must not keep the dropped arrays
         key = pool.new_key()
-
-        def part(lab: int):
-            return lambda epoch: Set(epoch, key, _SendPart(X, target.localSelection(lab, n), target))
-
-        messages = {lab: part(lab) for lab in range(1, n + 1)}
+        messages = {lab: Set(key, _SendPart(X, target.localSelection(lab, n), target)) for lab in range(1, n + 1)}
         try:
             pool.request_many(messages)
         except BaseException:
@@ -227,7 +223,7 @@ class distributed:
         self = cls.__new__(cls)
         codist = summary.layout
         if codist is None:
-            codist = pool.request(1, lambda epoch: Call(epoch, get_attr, key, ("_codist",))).result
+            codist = pool.request(1, Call(get_attr, key, ("_codist",))).result
         self._bind(pool, key, summary.shape, summary.type_name, codist)
         return self
 
@@ -269,8 +265,7 @@ class distributed:
             for k in range(n):
                 if math.prod(shapes[k]) and pos[k] < shapes[k][0]:
                     hi = min(shapes[k][0], pos[k] + step[k])
-                    messages[k + 1] = (lambda epoch, lo=pos[k], hi=hi:
-                                       Call(epoch, local_rows, self._key, (self._key, lo, hi)))
+                    messages[k + 1] = Call(local_rows, self._key, (self._key, pos[k], hi))
             if not messages:
                 return out
             replies = pool.request_many(messages)

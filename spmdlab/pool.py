@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import functools
 import itertools
 import os
 import selectors
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -26,7 +28,8 @@ from typing import Any, Callable
 
 from . import launch, protocol, settings
 from .errors import LabDiedError, PoolError, RemoteError, SpmdError, SpmdTimeoutError, lab_ranges, where_lines
-from .protocol import Abort, Block, Channel, ChannelClosed, Exec, Exit, Output, Reply, Shutdown, Undecodable
+from .protocol import (Abort, Block, Call, Channel, ChannelClosed, Exec, Exit, Get, Output, Reply, Set, Shutdown,
+                       Undecodable)
 
 Sink = Callable[[int, str, str], None]
 _ERROR_ABORT_DELAY = 0.1  # seconds the other labs get to report their own error
@@ -163,14 +166,14 @@ class Pool:
                     pass
             try:
                 proc.wait(timeout=5)
-            except Exception:
+            except subprocess.TimeoutExpired:
                 pass
         for chan in [*self.main.values(), *self.ctrl.values(), *self.watch.values()]:
             chan.close()  # a shim whose watch closes kills its lab
         if proc.poll() is None:
             try:
                 proc.wait(timeout=2)
-            except Exception:
+            except subprocess.TimeoutExpired:
                 pass
         if proc.poll() is None:
             try:
@@ -223,15 +226,14 @@ class Pool:
             self._start()
             self._renew_comm = False
         if self._owing:
-            if ints is None:
-                with _Interrupts() as ints:
-                    self._drain(ints)
-            else:
+            if ints is not None:
                 self._drain(ints)
+            else:
+                with _Interrupts() as own:
+                    self._drain(own)
 
     def _restart(self, why: str) -> None:
-        _warn(f"{why}; restarting the pool. Values stored on the labs (Composites, distributed "
-              "arrays) were lost.")
+        _warn(f"{why}; restarting the pool.")
         self._teardown()
         self.state = "dead"
         self._start()
@@ -285,19 +287,20 @@ class Pool:
                                    aborted)
         return replies
 
-    def request(self, lab: int, message: Callable[[int], Any]) -> Reply:
+    def request(self, lab: int, message: Get | Set | Call) -> Reply:
         """Send one non-block request to ``lab`` and return its reply (see ``request_many``)."""
         return self.request_many({lab: message})[lab]
 
-    def request_many(self, messages: dict[int, Callable[[int], Any]]) -> dict[int, Reply]:
+    def request_many(self, messages: dict[int, Get | Set | Call]) -> dict[int, Reply]:
         """Send each lab its own non-block request at once; return the replies by lab.
 
-        Each message is a function of the epoch making the request: ``partial(Get,
-        key=k)`` and so on (``protocol.Get``/``Set``/``Call``). Replies: ``Get`` ->
-        ``value`` or ``missing``; ``Set`` -> ``ok`` with the value's summary; ``Call`` ->
-        ``value``. Raises SpmdError when a lab could not do it.
+        Requests (``protocol``; the pool fills in their epoch): ``Get`` -> ``value`` or
+        ``missing``; ``Set`` -> ``ok`` with the value's summary; ``Call`` -> ``value``.
+        Raises SpmdError when a lab could not do it.
         """
-        replies = self._exchange(messages, None, True, print_sink, None)
+        stamp = {lab: functools.partial(dataclasses.replace, message) for lab, message in messages.items()}
+        replies = self._exchange({lab: (lambda epoch, s=s: s(epoch=epoch)) for lab, s in stamp.items()},
+                                 None, True, print_sink, None)
         errors = {lab: r.result for lab, r in replies.items() if r.kind == "error"}
         if errors:
             raise SpmdError.from_lab_errors(errors)

@@ -98,26 +98,30 @@ class Output:
 
 @dataclass(frozen=True)
 class Get:
-    epoch: int
+    """The value stored under ``key``. (``epoch``: filled in by the pool when sent.)"""
+
     key: int
+    epoch: int = 0
 
 
 @dataclass(frozen=True)
 class Set:
-    epoch: int
+    """Store ``value`` under ``key``."""
+
     key: int
     value: Any
+    epoch: int = 0
 
 
 @dataclass(frozen=True)
 class Call:
     """``fn(stored value or None, *args, **kwargs)`` on a lab, outside any block."""
 
-    epoch: int
     fn: Any
     key: int | None
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
+    epoch: int = 0
 
 
 @dataclass(frozen=True)

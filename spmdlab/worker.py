@@ -32,7 +32,7 @@ def _die_with_parent() -> None:
 def take_authkey() -> bytes:
     """The authkey, removed from the environment and overwritten where the process's
     initial environment keeps it (``/proc/<pid>/environ``)."""
-    value = os.environ.pop(_KEY, "")
+    value = os.environ.get(_KEY, "")
     try:
         import ctypes
 
@@ -40,11 +40,10 @@ def take_authkey() -> bytes:
         libc.getenv.restype = ctypes.c_void_p
         pointer = libc.getenv(_KEY.encode())
         if pointer:
-            size = len(ctypes.string_at(pointer))
-            ctypes.memset(pointer, ord("x"), size)
-        libc.unsetenv(_KEY.encode())
+            ctypes.memset(pointer, ord("x"), len(ctypes.string_at(pointer)))
     except (OSError, AttributeError):
         pass
+    os.environ.pop(_KEY, None)  # and unsetenv()
     return bytes.fromhex(value)
 
 

@@ -372,7 +372,7 @@ class PmodeSession:
                 self._prepare()
                 key = self.pool.new_key()
                 generation = self.pool.generation
-                self.pool.request_many({lab: (lambda epoch: Set(epoch, key, value)) for lab in cmd.labs})
+                self.pool.request_many({lab: Set(key, value) for lab in cmd.labs})
             except LabDiedError as exc:
                 self._lab_died(exc)
                 return

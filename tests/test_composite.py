@@ -59,12 +59,12 @@ def test_lab_values_freed_when_last_reference_goes(pool4):
     key = big._key
     from spmdlab.protocol import Get, Reply
 
-    assert pool4.request(2, lambda epoch: Get(epoch, key)).kind == "value"
+    assert pool4.request(2, Get(key)).kind == "value"
     del big
     gc.collect()
     with spmd(pool=pool4):  # frees travel with the next command
         pass
-    reply = pool4.request(2, lambda epoch: Get(epoch, key))
+    reply = pool4.request(2, Get(key))
     assert reply == Reply("missing", 2, reply.epoch, key)
 
 

@@ -17,7 +17,7 @@ import pytest
 
 import spmdlab
 from spmdlab import codistributed, codistributor1d, codistributor2dbc, gather, labindex, labReceive, labSend
-from spmdlab import redistribute, spmd, spmd_run
+from spmdlab import redistribute, spmd_run
 from conftest import ROOT
 
 pytestmark = pytest.mark.timeout(180)

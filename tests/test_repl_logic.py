@@ -444,8 +444,7 @@ class FakePool:
         from spmdlab.protocol import Get, Reply, Set
 
         replies = {}
-        for lab, make in messages.items():
-            msg = make(1)
+        for lab, msg in messages.items():
             if isinstance(msg, Get):
                 replies[lab] = (Reply("value", lab, 1, self.store[lab][msg.key]) if msg.key in self.store[lab]
                                 else Reply("missing", lab, 1, msg.key))
