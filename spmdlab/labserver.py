@@ -61,10 +61,6 @@ class LabStream(io.TextIOBase):
         self._pending = ""
         self.buffer = _LabBytes(self)
 
-    @property
-    def errors(self) -> str:  # type: ignore[override]
-        return "surrogateescape"
-
     def _send(self, text: str) -> None:
         inside = state.in_user_code
         state.in_user_code = False  # no LabAbort from the signal handler mid-frame

@@ -220,17 +220,17 @@ class Pool:
             raise PoolError("this pool is closed; start a new one with parpool()")
         if self.state != "dead" and self._broken():
             self._restart("a message to the labs was cut short")
-        if self.state == "dead":
-            _warn("the previous lab pool died; starting a new one. Values stored on the "
-                  "labs (Composites, distributed arrays) were lost.")
-            self._start()
-            self._renew_comm = False
-        if self._owing:
+        if self.state != "dead" and self._owing:
             if ints is not None:
                 self._drain(ints)
             else:
                 with _Interrupts() as own:
                     self._drain(own)
+        if self.state == "dead":
+            _warn("the previous lab pool died; starting a new one. Values stored on the "
+                  "labs (Composites, distributed arrays) were lost.")
+            self._start()
+            self._renew_comm = False
 
     def _restart(self, why: str) -> None:
         _warn(f"{why}; restarting the pool.")
@@ -267,10 +267,14 @@ class Pool:
         user = any(kind == "val" and protocol.needs_cloudpickle(value) for kind, value in block.inputs.values())
         user = user or block.call is not None
 
-        def message(epoch: int) -> Exec:
-            frees, self._frees = tuple(self._frees), []
-            renew, self._renew_comm = self._renew_comm, False
-            return Exec(dataclasses.replace(block, epoch=epoch, renew_comm=renew, frees=frees))
+        def message(epoch: int) -> list:
+            stamped = dataclasses.replace(block, epoch=epoch, renew_comm=self._renew_comm, frees=tuple(self._frees))
+            try:
+                frames = protocol.dumps(Exec(stamped), user, epoch)
+            except Exception as exc:
+                raise _unsendable(block, exc) from None
+            self._frees, self._renew_comm = [], False
+            return frames
 
         labs = list(range(1, self.numlabs + 1))
         replies = self._exchange({lab: None for lab in labs}, message, user, sink or print_sink, timeout)
@@ -306,16 +310,17 @@ class Pool:
             raise SpmdError.from_lab_errors(errors)
         return replies
 
-    def _exchange(self, per_lab: dict[int, Any], common: Callable[[int], Any] | None, user: bool,
+    def _exchange(self, per_lab: dict[int, Any], common: Callable[[int], list] | None, user: bool,
                   sink: Sink, timeout: float | None) -> dict[int, Reply]:
-        """Send one request per lab under one epoch and collect the replies; Ctrl-C
-        meanwhile never cuts a frame (it is acted on once the requests are out)."""
+        """Send each lab its request (``per_lab[lab](epoch)``, or the frames
+        ``common(epoch)``) under one epoch and collect the replies; Ctrl-C meanwhile never
+        cuts a frame (it is acted on once the requests are out)."""
         with _Interrupts() as ints:
             self.ensure_running(ints)
             epoch = next(self._epochs)
             self.state = "running"
             try:
-                frames = protocol.dumps(common(epoch), user, epoch) if common is not None else None
+                frames = common(epoch) if common is not None else None
                 for lab, make in per_lab.items():
                     data = frames if frames is not None else protocol.dumps(make(epoch), user, epoch)
                     self._owing[lab] = epoch
@@ -464,6 +469,9 @@ class Pool:
             try:
                 self._collect(labs, epoch, lambda *a: None if ints.pending else print_sink(*a), None,
                               _Interrupts(), give_up=deadline)
+            except LabDiedError:  # torn down: ensure_running starts a fresh pool
+                self._owing, self._owing_why = {}, ""
+                return
             except (SpmdError, KeyboardInterrupt):
                 pass
             if ints.pending:
@@ -504,6 +512,16 @@ class Pool:
         raise LabDiedError(
             f"{text[0].upper()}{text[1:]}. The pool is gone and values stored on the labs were lost; "
             "the next spmd block starts a fresh pool.", statuses) from None
+
+
+def _unsendable(block: Block, exc: Exception) -> TypeError:
+    """The error for a block whose inputs cannot be pickled, naming the first such input."""
+    for name, (_kind, value) in block.inputs.items():
+        try:
+            protocol.dumps(value, True)
+        except Exception as error:
+            return TypeError(f"spmd cannot send {name!r} (a {type(value).__name__}) to the labs: {error}")
+    return TypeError(f"spmd cannot send the block to the labs: {exc}")
 
 
 _live_pools: "weakref.WeakSet[Pool]" = weakref.WeakSet()

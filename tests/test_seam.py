@@ -152,6 +152,13 @@ def test_c_a_client_value_the_labs_cannot_unpickle_names_the_module(pool2, tmp_p
             "Error detected on lab 2:\nSpmdError: the lab could not unpickle what the client sent: "
             "ModuleNotFoundError: No module named 'clientonly_mod'")
         assert not c.exist(2)
+        import threading
+
+        lock = threading.Lock()
+        with pytest.raises(TypeError) as info:
+            with spmd(pool=pool2):
+                got = lock  # noqa: F841
+        assert str(info.value) == "spmd cannot send 'lock' (a lock) to the labs: cannot pickle '_thread.lock' object"
         still_works(pool2)
     finally:
         sys.path.remove(str(tmp_path))
