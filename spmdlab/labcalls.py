@@ -47,7 +47,7 @@ def fill(x: Any, ns: dict) -> Any:
     return map_leaves(x, lambda v: ns[v.name] if type(v) is Ref else v)
 
 
-def split(fn, nout: int, tuples: bool, *args, **kwargs) -> Any:
+def split(fn, nout: int, tuples: bool, /, *args, **kwargs) -> Any:
     """``fn(*args, **kwargs)``; ``nout > 1``: its results as ``R0..``; ``tuples``: a short
     tuple result as ``R0..`` too, with ``ans`` saying how many."""
     result = fn(*args, **kwargs)
@@ -60,7 +60,7 @@ def split(fn, nout: int, tuples: bool, *args, **kwargs) -> Any:
     return result
 
 
-def call_method(obj, name: str, *args, **kwargs):
+def call_method(obj, name: str, /, *args, **kwargs):
     return getattr(obj, name)(*args, **kwargs)
 
 
@@ -68,7 +68,7 @@ def get_attr(obj, name: str):
     return getattr(obj, name)
 
 
-def ufunc_method(ufunc, method: str, *args, **kwargs):
+def ufunc_method(ufunc, method: str, /, *args, **kwargs):
     return getattr(ufunc, method)(*args, **kwargs)
 
 
