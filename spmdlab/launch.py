@@ -25,7 +25,7 @@ from .errors import PoolError
 from .protocol import Channel, ChannelClosed, Hello
 from .settings import Settings
 
-_HANDSHAKE_SECONDS = 2.0
+_HANDSHAKE_SECONDS = 10.0  # each in its own thread: a silent connection holds up nothing
 _ALL_INTERFACES = ("0.0.0.0", "::", "")
 
 

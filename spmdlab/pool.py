@@ -322,13 +322,17 @@ class Pool:
             try:
                 frames = common(epoch) if common is not None else None
                 for lab, make in per_lab.items():
-                    data = frames if frames is not None else protocol.dumps(make(epoch), user, epoch)
+                    try:
+                        data = frames if frames is not None else protocol.dumps(make(epoch), user, epoch)
+                    except Exception as exc:
+                        raise TypeError(f"the value cannot be sent to lab {lab}: {exc}") from None
                     self._owing[lab] = epoch
                     try:
                         self.main[lab].send_frames(data)
                     except ChannelClosed:
                         if self.main[lab].broken:
-                            raise
+                            raise PoolError("a message to the labs was cut short; the pool restarts on next "
+                                            "use") from None
                         self._lab_died()
                     del data
                 return self._collect(set(per_lab), epoch, sink, timeout, ints)
