@@ -464,7 +464,7 @@ def test_2_a_send_cut_short_restarts_the_pool_with_a_warning():
         with pytest.raises(TypeError):
             pool.main[2].send_frames([b"\0" * 20, b"x", object()])  # the head went, the rest cannot
         assert pool.main[2].broken
-        with pytest.warns(RuntimeWarning, match=r"^a message to the labs was cut short; restarting the pool\. "):
+        with pytest.warns(RuntimeWarning, match=r"^a message to the labs was cut short; restarting the pool\.$"):
             still_works(pool)
         assert pool.generation == generation + 1
     finally:
