@@ -205,14 +205,15 @@ class PmodeSession:
                     for lab, err in exc.errors.items():
                         collector.add(lab, "error", tracebacks.format_error(err))
                     self._after(collector)
-            except KeyboardInterrupt:
+            except KeyboardInterrupt as exc:
                 self._after(collector)
-                self._interrupted()
+                self._interrupted(str(exc))
         return None
 
-    def _interrupted(self) -> None:
+    def _interrupted(self, where: str = "") -> None:
         """After Ctrl-C: wait (briefly) until every lab has stopped, so the prompt comes back
-        to a ready pool; labs stuck in compiled code make the library restart the pool."""
+        to a ready pool; labs stuck in compiled code make the library restart the pool.
+        ``where`` is the library's account of where the labs were stopped."""
         self.had_error = True
         generation = self.pool.generation
         try:
@@ -226,6 +227,8 @@ class PmodeSession:
             self.printer.line("KeyboardInterrupt: the pool was restarted; variables on the labs were lost.", "error")
         else:
             self.printer.line("KeyboardInterrupt: the labs were interrupted; their variables are kept.", "error")
+        if where:
+            self.printer.line(where[:1].upper() + where[1:], "info")
 
     @staticmethod
     def _after(collector: Collector | None) -> None:
