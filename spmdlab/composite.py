@@ -6,7 +6,7 @@ from typing import Any, Iterator
 
 from .checks import check_lab
 from .errors import SpmdError
-from .protocol import Get, Set, Summary
+from .protocol import Get, Input, Set, Summary
 from .values import describe, is_handle, summarize
 
 
@@ -64,14 +64,14 @@ class Composite:
             raise SpmdError("this Composite's values were lost: the pool that held them stopped")
         return pool
 
-    def _spmdlab_input(self, pool) -> tuple:
+    def _spmdlab_input(self, pool) -> Input:
         """How this value enters an spmd block on ``pool``: each lab its own element."""
         if self._local is not None:
-            return ("val", self._local.get(1))
+            return Input("val", self._local.get(1))
         if pool is not self._pool:
             raise ValueError("a Composite can only be used on the pool that created it")
         self._live_pool()
-        return ("ref", self._key)
+        return Input("ref", self._key)
 
     # ---- the MATLAB-like interface ----------------------------------------------------
 

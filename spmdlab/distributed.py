@@ -29,7 +29,7 @@ from .errors import SpmdError, lab_ranges
 from .execute import run_block
 from .labcalls import (Ref, call_method, construct, get_attr, local_rows, map_leaves, split, to_codistributed,
                        ufunc_method)
-from .protocol import Call, Get, Set, Summary
+from .protocol import Call, Get, Input, Set, Summary
 from .values import is_handle, register_handle
 
 __all__ = ["distributed", "isdistributed"]
@@ -239,10 +239,10 @@ class distributed:
             raise ValueError("a distributed array can only be used on the pool that holds it")
         self._live_pool()
 
-    def _spmdlab_input(self, pool) -> tuple:
+    def _spmdlab_input(self, pool) -> Input:
         """How this value enters an spmd block: each lab's codistributed array."""
         self._check_pool(pool)
-        return ("ref", self._key)
+        return Input("ref", self._key)
 
     # ---- reading ---------------------------------------------------------------------
     def _spmdlab_gather(self) -> np.ndarray:

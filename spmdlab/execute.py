@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from .protocol import Block, Reply
+from .protocol import Block, Input, Reply
 from .values import input_spec, result_handle
 
 
@@ -41,7 +41,7 @@ def run_block(pool: Any, *, source: str = "", call: tuple | None = None, inputs:
     """
     nlabs = pool.numlabs if nlabs is None else nlabs
     specs = {name: input_spec(value, pool) for name, value in (inputs or {}).items()}
-    specs.update({name: ("ref", key) for name, key in (refs or {}).items()})
+    specs.update({name: Input("ref", key) for name, key in (refs or {}).items()})
     keys = {name: pool.new_key() for name in outputs}
     block = Block(source=source, filename=filename, firstlineno=firstlineno, inputs=specs, outputs=keys,
                   nlabs=nlabs if nlabs < pool.numlabs else 0, workspace=workspace, echo=echo, call=call)

@@ -276,7 +276,8 @@ class LabServer:
             ns = self.workspaces.setdefault(block.workspace, {"__name__": "__spmd__", "__builtins__": builtins})
         else:
             ns = {"__name__": "__spmd__", "__builtins__": builtins}
-        for name, (kind, value) in block.inputs.items():
+        for name, spec in block.inputs.items():
+            kind, value = spec.kind, spec.value
             if kind == "val":
                 ns[name] = value
             elif kind == "mod":

@@ -264,7 +264,7 @@ class Pool:
         lab raised), SpmdTimeoutError, LabDiedError, KeyboardInterrupt.
         """
         timeout = settings.check_timeout(timeout)
-        user = any(kind == "val" and protocol.needs_cloudpickle(value) for kind, value in block.inputs.values())
+        user = any(i.kind == "val" and protocol.needs_cloudpickle(i.value) for i in block.inputs.values())
         user = user or block.call is not None
 
         def message(epoch: int) -> list:
@@ -520,7 +520,8 @@ class Pool:
 
 def _unsendable(block: Block, exc: Exception) -> TypeError:
     """The error for a block whose inputs cannot be pickled, naming the first such input."""
-    for name, (_kind, value) in block.inputs.items():
+    for name, spec in block.inputs.items():
+        value = spec.value
         try:
             protocol.dumps(value, True)
         except Exception as error:

@@ -152,11 +152,20 @@ class Exit:
 
 
 @dataclass(frozen=True)
+class Input:
+    """How one name enters a block: ``kind`` ``val`` (``value`` pickled), ``mod`` (a
+    module, imported by the name in ``value``) or ``ref`` (the value each lab stores
+    under the key in ``value``: a Composite element or a distributed array's part)."""
+
+    kind: Literal["val", "mod", "ref"]
+    value: Any
+
+
+@dataclass(frozen=True)
 class Block:
     """One piece of code for the labs to run.
 
-    ``inputs`` maps a name to ``("val", value)``, ``("mod", module_name)`` or
-    ``("ref", key)`` (a lab-side stored value: a Composite element or distributed array).
+    ``inputs`` maps a name to its :class:`Input`.
     ``outputs`` maps each name the block assigns to the key the lab stores it under.
     ``workspace`` names a namespace that persists between blocks (pmode), else a fresh one.
     ``call`` replaces the source with a call ``(function, args, kwargs)``, in whose
@@ -169,7 +178,7 @@ class Block:
     source: str = ""
     filename: str = "<spmd>"
     firstlineno: int = 1
-    inputs: dict[str, tuple] = field(default_factory=dict)
+    inputs: dict[str, Input] = field(default_factory=dict)
     outputs: dict[str, int] = field(default_factory=dict)
     nlabs: int = 0
     workspace: str | None = None

@@ -1,10 +1,10 @@
 """How values travel between the client and the labs: one declared protocol.
 
-A client value enters a block as an input spec: ``("val", value)`` (pickled),
-``("mod", name)`` (a module, imported by name) or ``("ref", key)`` (a value already
-stored on each lab). A value type takes part by defining, on its class:
+A client value enters a block as a ``protocol.Input``: ``val`` (pickled), ``mod`` (a
+module, imported by name) or ``ref`` (a value already stored on each lab). A value type
+takes part by defining, on its class:
 
-- ``_spmdlab_input(self, pool) -> tuple``: at the client, the spec it enters a block as;
+- ``_spmdlab_input(self, pool) -> Input``: at the client, how it enters a block;
 - ``_spmdlab_summary(self) -> Summary | tuple``: on a lab, what the client learns of it
   (a tuple is read as ``(kind, shape, type_name, text, layout)``);
 - ``_spmdlab_gather(self)``: at the client, what ``gather`` returns for it;
@@ -18,7 +18,7 @@ from __future__ import annotations
 import types
 from typing import Any, Callable
 
-from .protocol import Summary
+from .protocol import Input, Summary
 
 _handles: dict[str, Callable[[Any, int, Summary], Any]] = {}
 
@@ -29,14 +29,14 @@ def register_handle(kind: str, factory: Callable[[Any, int, Summary], Any]) -> N
     _handles[kind] = factory
 
 
-def input_spec(value: Any, pool: Any) -> tuple:
+def input_spec(value: Any, pool: Any) -> Input:
     """How the client value ``value`` enters a block on ``pool``."""
     if isinstance(value, types.ModuleType) and value.__name__ != "__main__":
-        return ("mod", value.__name__)
+        return Input("mod", value.__name__)
     hook = getattr(type(value), "_spmdlab_input", None)
     if hook is not None:
         return hook(value, pool)
-    return ("val", value)
+    return Input("val", value)
 
 
 def is_handle(value: Any) -> bool:

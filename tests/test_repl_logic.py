@@ -470,7 +470,8 @@ class FakePool:
         for lab in labs or range(1, self.numlabs + 1):
             ns = self.ws[lab]
             ns["labindex"] = lambda lab=lab: lab
-            for name, (kind, value) in block.inputs.items():
+            for name, spec in block.inputs.items():
+                kind, value = spec.kind, spec.value
                 if kind == "ref":
                     if value in self.store[lab]:
                         ns[name] = self.store[lab][value]
