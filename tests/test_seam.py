@@ -469,3 +469,13 @@ def test_2_a_send_cut_short_restarts_the_pool_with_a_warning():
         assert pool.generation == generation + 1
     finally:
         pool.close()
+
+
+def test_2_a_reply_of_another_request_is_discarded_and_counted(pool2):
+    from spmdlab import protocol
+
+    stray = protocol.Block(epoch=10**6, source="x = 'stray'\n")  # a request this pool never made
+    pool2.main[1].send_frames(protocol.dumps(protocol.Exec(stray), epoch=stray.epoch))
+    before = pool2.stale_replies
+    still_works(pool2)
+    assert pool2.stale_replies == before + 1
