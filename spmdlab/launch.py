@@ -111,7 +111,13 @@ def accept_labs(job: LabJob, listener: socket.socket, authkey: bytes, numlabs: i
     listener.settimeout(0.02)
     proc = job.proc
 
+    unplaced: dict[int, tuple[Channel, int]] = {}  # lab pid -> a shim that did not know its rank
+
     def complete() -> bool:
+        by_pid = {pid: lab for lab, pid in job.pids.items()}
+        for child in [c for c in unplaced if c in by_pid]:
+            lab = by_pid[child]
+            job.watch[lab], job.shim_pids[lab] = unplaced.pop(child)
         return all(len(d) == numlabs for d in (job.main, job.ctrl, job.watch))
 
     while not complete():
@@ -134,7 +140,9 @@ def accept_labs(job: LabJob, listener: socket.socket, authkey: bytes, numlabs: i
             except queue.Empty:
                 break
             lab = hello.rank + 1
-            if hello.role == "watch":
+            if hello.role == "watch" and hello.rank < 0:
+                unplaced[hello.child] = (chan, hello.pid)
+            elif hello.role == "watch":
                 job.watch[lab], job.shim_pids[lab] = chan, hello.pid
             else:
                 (job.main if hello.role == "main" else job.ctrl)[lab] = chan

@@ -506,7 +506,7 @@ class Pool:
                         sel.unregister(key.fileobj)
                         continue
                     if isinstance(msg, Exit):
-                        self._exits[msg.rank + 1] = msg.status
+                        self._exits[key.data] = msg.status
         self._teardown()
         statuses: dict[int, int | None] = dict(self._exits)
         if statuses:

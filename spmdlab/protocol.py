@@ -139,10 +139,14 @@ class Abort:
 
 @dataclass(frozen=True)
 class Hello:
+    """The first message on a new connection. A shim's (``watch``) ``pid`` is its own and
+    ``child`` its lab's; ``rank`` is -1 when the launcher did not say."""
+
     role: str  # main | ctrl | watch
     rank: int
     size: int
     pid: int
+    child: int = 0
 
 
 @dataclass(frozen=True)

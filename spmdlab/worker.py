@@ -61,7 +61,7 @@ def _shim(child: int, clean_fd: int, address: str, authkey: bytes) -> None:
     chan = None
     try:
         chan = connect(address, authkey, timeout=30.0)
-        chan.send(Hello("watch", _rank(), -1, os.getpid()))
+        chan.send(Hello("watch", _rank(), -1, os.getpid(), child))
     except (OSError, ChannelClosed):
         chan = None
     try:
