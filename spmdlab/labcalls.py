@@ -47,7 +47,7 @@ def fill(x: Any, ns: dict) -> Any:
     return map_leaves(x, lambda v: ns[v.name] if type(v) is Ref else v)
 
 
-def split(fn, nout: int, tuples: bool, /, *args, **kwargs) -> Any:
+def split(fn: Any, nout: int, tuples: bool, /, *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)``; ``nout > 1``: its results as ``R0..``; ``tuples``: a short
     tuple result as ``R0..`` too, with ``ans`` saying how many."""
     result = fn(*args, **kwargs)
@@ -60,33 +60,36 @@ def split(fn, nout: int, tuples: bool, /, *args, **kwargs) -> Any:
     return result
 
 
-def call_method(obj, name: str, /, *args, **kwargs):
+def call_method(obj: Any, name: str, /, *args: Any, **kwargs: Any) -> Any:
+    """``obj.name(*args, **kwargs)``."""
     return getattr(obj, name)(*args, **kwargs)
 
 
-def get_attr(obj, name: str):
+def get_attr(obj: Any, name: str) -> Any:
+    """``obj.name``."""
     return getattr(obj, name)
 
 
-def ufunc_method(ufunc, method: str, /, *args, **kwargs):
+def ufunc_method(ufunc: Any, method: str, /, *args: Any, **kwargs: Any) -> Any:
+    """``ufunc.method(*args, **kwargs)`` (``reduce``, ``accumulate``, ...)."""
     return getattr(ufunc, method)(*args, **kwargs)
 
 
-def construct(name: str, args: tuple, kwargs: dict):
+def construct(name: str, args: tuple, kwargs: dict) -> Any:
     """``codistributed.<name>(*args, **kwargs)``."""
     from .codistributed import codistributed
 
     return getattr(codistributed, name)(*args, **kwargs)
 
 
-def to_codistributed(value, codist):
+def to_codistributed(value: Any, codist: Any) -> Any:
     """``distributed(D, codist)`` on the labs: a copy, or a redistribution."""
     from .codistributed import redistribute
 
     return value.copy() if codist is None else redistribute(value, codist)
 
 
-def local_rows(value, key, lo: int, hi: int):
+def local_rows(value: Any, key: int, lo: int, hi: int) -> np.ndarray:
     """``Call`` handler: rows lo:hi of this lab's local part (a view: sent without a copy)."""
     from .codistributed import codistributed
     from .errors import SpmdError
