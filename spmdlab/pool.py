@@ -268,7 +268,7 @@ class Pool:
         user = user or block.call is not None
 
         def message(epoch: int) -> list:
-            stamped = dataclasses.replace(block, epoch=epoch, renew_comm=self._renew_comm, frees=tuple(self._frees))
+            stamped = block.stamped(epoch, self._renew_comm, tuple(self._frees))
             try:
                 frames = protocol.dumps(Exec(stamped), user, epoch)
             except Exception as exc:

@@ -191,6 +191,13 @@ class Block:
     renew_comm: bool = False
     frees: tuple = ()
 
+    def stamped(self, epoch: int, renew_comm: bool, frees: tuple) -> "Block":
+        """This block as the pool sends it (``dataclasses.replace``, without its cost:
+        this is on every block's path)."""
+        block = object.__new__(Block)
+        block.__dict__.update(self.__dict__, epoch=epoch, renew_comm=renew_comm, frees=frees)
+        return block
+
 
 @dataclass(frozen=True)
 class Exec:
