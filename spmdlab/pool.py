@@ -12,7 +12,6 @@ relays lab output, turns Ctrl-C into an abort of the labs, and notices a lab tha
 from __future__ import annotations
 
 import atexit
-import dataclasses
 import functools
 import itertools
 import os
@@ -302,9 +301,9 @@ class Pool:
         ``missing``; ``Set`` -> ``ok`` with the value's summary; ``Call`` -> ``value``.
         Raises SpmdError when a lab could not do it.
         """
-        stamp = {lab: functools.partial(dataclasses.replace, message) for lab, message in messages.items()}
-        replies = self._exchange({lab: (lambda epoch, s=s: s(epoch=epoch)) for lab, s in stamp.items()},
-                                 None, True, print_sink, None)
+        user = any(protocol.needs_user_pickle(message) for message in messages.values())
+        replies = self._exchange({lab: functools.partial(protocol.stamp, message) for lab, message in messages.items()},
+                                 None, user, print_sink, None)
         errors = {lab: r.result for lab, r in replies.items() if r.kind == "error"}
         if errors:
             raise SpmdError.from_lab_errors(errors)
@@ -312,7 +311,7 @@ class Pool:
 
     def _exchange(self, per_lab: dict[int, Any], common: Callable[[int], list] | None, user: bool,
                   sink: Sink, timeout: float | None) -> dict[int, Reply]:
-        """Send each lab its request (``per_lab[lab](epoch)``, or the frames
+        """Send each lab its request (``per_lab[lab](epoch=epoch)``, or the frames
         ``common(epoch)``) under one epoch and collect the replies; Ctrl-C meanwhile never
         cuts a frame (it is acted on once the requests are out)."""
         with _Interrupts() as ints:
@@ -323,7 +322,7 @@ class Pool:
                 frames = common(epoch) if common is not None else None
                 for lab, make in per_lab.items():
                     try:
-                        data = frames if frames is not None else protocol.dumps(make(epoch), user, epoch)
+                        data = frames if frames is not None else protocol.dumps(make(epoch=epoch), user, epoch)
                     except Exception as exc:
                         raise TypeError(f"the value cannot be sent to lab {lab}: {exc}") from None
                     self._owing[lab] = epoch

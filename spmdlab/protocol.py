@@ -192,11 +192,8 @@ class Block:
     frees: tuple = ()
 
     def stamped(self, epoch: int, renew_comm: bool, frees: tuple) -> "Block":
-        """This block as the pool sends it (``dataclasses.replace``, without its cost:
-        this is on every block's path)."""
-        block = object.__new__(Block)
-        block.__dict__.update(self.__dict__, epoch=epoch, renew_comm=renew_comm, frees=frees)
-        return block
+        """This block as the pool sends it."""
+        return stamp(self, epoch=epoch, renew_comm=renew_comm, frees=frees)
 
 
 @dataclass(frozen=True)
@@ -209,6 +206,23 @@ class Exec:
 
 
 Request = Exec | Get | Set | Call | Shutdown
+
+
+def stamp(message: Any, **changes: Any) -> Any:
+    """A copy of a frozen message with ``changes`` (``dataclasses.replace`` without its
+    cost: this is on every request's path)."""
+    copy = object.__new__(type(message))
+    copy.__dict__.update(message.__dict__, **changes)
+    return copy
+
+
+def needs_user_pickle(message: Any) -> bool:
+    """True if a request carries values only cloudpickle sends faithfully."""
+    if isinstance(message, Set):
+        return needs_cloudpickle(message.value)
+    if isinstance(message, Call):
+        return True
+    return False
 
 # ---- serialisation ---------------------------------------------------------------------
 
