@@ -90,7 +90,7 @@ class RawSockets:
         self.pool = pool
         self.socks = [pool.main[lab].sock for lab in range(1, pool.numlabs + 1)]
         block = Block(epoch=next(pool._epochs), source=RAW_LOOP, filename="<raw>")
-        frames = protocol.dumps(("exec", block), user=True)
+        frames = protocol.dumps(protocol.Exec(block), user=True, epoch=block.epoch)
         for lab in range(1, pool.numlabs + 1):
             pool.main[lab].send_frames(frames)
 
@@ -112,10 +112,12 @@ class RawSockets:
                 offset += sock.recv_into(view[offset:end], min(end - offset, 1 << 24))
 
     def close(self) -> None:
+        from spmdlab import protocol
+
         for sock in self.socks:
             sock.sendall(b"\x00" + struct.pack("!Q", 0))
         for lab in range(1, self.pool.numlabs + 1):
-            while self.pool.main[lab].recv()[0] != "done":
+            while not isinstance(self.pool.main[lab].recv(), protocol.Reply):
                 pass
 
 

@@ -51,7 +51,7 @@ def raw_socket_round_trip(pool, repeat: int) -> tuple[float, float]:
 
     chans = [pool.main[lab] for lab in range(1, pool.numlabs + 1)]
     block = Block(epoch=next(pool._epochs), source=ECHO_LOOP, filename="<echo>")
-    frames = protocol.dumps(("exec", block), user=True)
+    frames = protocol.dumps(protocol.Exec(block), user=True, epoch=block.epoch)
     for chan in chans:
         chan.send_frames(frames)
 
@@ -69,7 +69,7 @@ def raw_socket_round_trip(pool, repeat: int) -> tuple[float, float]:
     for chan in chans:
         chan.send("stop")
         assert chan.recv() == "stop"
-        while chan.recv()[0] != "done":
+        while not isinstance(chan.recv(), protocol.Reply):
             pass
     return ms
 

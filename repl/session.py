@@ -15,7 +15,8 @@ from typing import Any, Callable
 
 import spmdlab
 from spmdlab.errors import LabDiedError, PoolError, SpmdError, SpmdTimeoutError, labs_label
-from spmdlab.protocol import Block
+from spmdlab.execute import Outcome, run_block
+from spmdlab.protocol import Reply, Set
 
 from . import commands, completion, inputs, tracebacks
 from .commands import Command, CommandError
@@ -136,8 +137,8 @@ class PmodeSession:
         if self._generation != self.pool.generation:
             src = lab_imports()
             register_source("<pmode-init>", src)
-            self.pool.run(Block(epoch=0, source=src, filename="<pmode-init>", workspace=WORKSPACE),
-                          sink=lambda lab, stream, text: None)
+            run_block(self.pool, source=src, filename="<pmode-init>", workspace=WORKSPACE,
+                      sink=lambda lab, stream, text: None)
             self._generation = self.pool.generation
             self._linewidth = NUMPY_LINEWIDTH
         self._sync_linewidth()
@@ -153,14 +154,15 @@ class PmodeSession:
         width = self.numpy_linewidth()
         if width != self._linewidth:
             src = f"__import__('numpy').set_printoptions(linewidth={width})\n"
-            self.pool.run(Block(epoch=0, source=src, filename="<pmode-layout>", workspace=WORKSPACE),
-                          sink=lambda lab, stream, text: None)
+            run_block(self.pool, source=src, filename="<pmode-layout>", workspace=WORKSPACE,
+                      sink=lambda lab, stream, text: None)
             self._linewidth = width
 
-    def run_block(self, block: Block, collector: Collector | None) -> dict[int, tuple] | None:
-        """Run ``block`` on all labs, reporting errors, interrupts and lab deaths.
+    def run_block(self, collector: Collector | None, **block: Any) -> Outcome | None:
+        """Run a block (``spmdlab.execute.run_block``'s keywords) on all labs in the pmode
+        workspace, reporting errors, interrupts and lab deaths.
 
-        Returns the replies, or None when the block did not complete (already reported).
+        Returns its outcome, or None when the block did not complete (already reported).
         """
         sink = collector.sink if collector else (lambda lab, stream, text: None)
         ticker: Ticker | None = None
@@ -173,7 +175,7 @@ class PmodeSession:
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
                     try:
-                        return self.pool.run(block, sink=sink)
+                        return run_block(self.pool, workspace=WORKSPACE, sink=sink, **block)
                     finally:
                         if ticker is not None:
                             ticker.stop()
@@ -203,14 +205,15 @@ class PmodeSession:
                     for lab, err in exc.errors.items():
                         collector.add(lab, "error", tracebacks.format_error(err))
                     self._after(collector)
-            except KeyboardInterrupt:
+            except KeyboardInterrupt as exc:
                 self._after(collector)
-                self._interrupted()
+                self._interrupted(str(exc))
         return None
 
-    def _interrupted(self) -> None:
+    def _interrupted(self, where: str = "") -> None:
         """After Ctrl-C: wait (briefly) until every lab has stopped, so the prompt comes back
-        to a ready pool; labs stuck in compiled code make the library restart the pool."""
+        to a ready pool; labs stuck in compiled code make the library restart the pool.
+        ``where`` is the library's account of where the labs were stopped."""
         self.had_error = True
         generation = self.pool.generation
         try:
@@ -224,6 +227,8 @@ class PmodeSession:
             self.printer.line("KeyboardInterrupt: the pool was restarted; variables on the labs were lost.", "error")
         else:
             self.printer.line("KeyboardInterrupt: the labs were interrupted; their variables are kept.", "error")
+        if where:
+            self.printer.line(where[:1].upper() + where[1:], "info")
 
     @staticmethod
     def _after(collector: Collector | None) -> None:
@@ -266,24 +271,22 @@ class PmodeSession:
             self.printer.write([("error", "".join(traceback.format_exception_only(type(exc), exc)))])
             return
         collector = Collector(self.printer, self.labs, self.layout, self.stream_after)
-        block = Block(epoch=0, source=source, filename=filename, firstlineno=1, workspace=WORKSPACE,
-                      echo=not inputs.echo_suppressed(source))
         try:
-            replies = self.run_block(block, collector)
+            outcome = self.run_block(collector, source=source, filename=filename,
+                                     echo=not inputs.echo_suppressed(source))
         finally:
             collector.stop()
-        if replies is None:
+        if outcome is None:
             return
-        for lab, reply in sorted(replies.items()):
+        for lab, reply in sorted(outcome.replies.items()):
             self._add_echo(collector, lab, reply)
         collector.finish()
 
     @staticmethod
-    def _add_echo(collector: Collector, lab: int, reply: tuple) -> None:
+    def _add_echo(collector: Collector, lab: int, reply: Reply) -> None:
         """Show the value of a trailing expression a lab returned (``None`` is not shown)."""
-        result = reply[2] if reply[0] == "done" and len(reply) > 2 and isinstance(reply[2], dict) else {}
-        if result.get("echo") is not None:
-            collector.add(lab, "echo", result["echo"])
+        if reply.kind == "done" and reply.result.echo is not None:
+            collector.add(lab, "echo", reply.result.echo)
 
     # ---- pmode commands ---------------------------------------------------------------
 
@@ -343,32 +346,22 @@ class PmodeSession:
 
     def cmd_lab2client(self, cmd: Command) -> None:
         lab = cmd.labs[0]
-        key = self.pool.new_key()
-        generation = self.pool.generation
-        block = Block(epoch=0, source="", filename="<pmode-lab2client>", workspace=WORKSPACE,
-                      outputs={cmd.labvar: key})
-        replies = self.run_block(block, None)
-        if replies is None:
+        outcome = self.run_block(None, filename="<pmode-lab2client>", outputs=[cmd.labvar], composites=True)
+        if outcome is None:
+            return
+        handle = outcome.values.get(cmd.labvar)
+        if handle is None or not handle.exist(lab):
+            self.had_error = True
+            self.printer.line(f"lab2client: {cmd.labvar!r} is not defined on lab {lab}", "error")
             return
         try:
-            result = replies[lab][2] or {}
-            if cmd.labvar not in result.get("summaries", {}):
-                self.had_error = True
-                self.printer.line(f"lab2client: {cmd.labvar!r} is not defined on lab {lab}", "error")
-                return
             with self._busy:
-                reply = self.pool.request(lab, ("get", key))
-            if reply[0] != "value":
-                self.had_error = True
-                self.printer.line(f"lab2client: lab {lab} no longer holds {cmd.labvar!r}", "error")
-                return
-            self.client_ns[cmd.clientvar] = reply[1]
-            self.printer.line(f"{cmd.labvar} from lab {lab} is now client variable {cmd.clientvar}.", "info")
-        except SpmdError as exc:
+                self.client_ns[cmd.clientvar] = handle[lab]
+        except (SpmdError, KeyboardInterrupt) as exc:
             self.had_error = True
-            self.printer.line(f"lab2client failed: {exc}", "error")
-        finally:
-            self.pool.free_later(key, generation)
+            self.printer.line(f"lab2client failed: {exc or type(exc).__name__}", "error")
+            return
+        self.printer.line(f"{cmd.labvar} from lab {lab} is now client variable {cmd.clientvar}.", "info")
 
     def cmd_client2lab(self, cmd: Command) -> None:
         if cmd.clientvar not in self.client_ns:
@@ -382,7 +375,7 @@ class PmodeSession:
                 self._prepare()
                 key = self.pool.new_key()
                 generation = self.pool.generation
-                self.pool.request_many({lab: ("set", key, value) for lab in cmd.labs})
+                self.pool.request_many({lab: Set(key, value) for lab in cmd.labs})
             except LabDiedError as exc:
                 self._lab_died(exc)
                 return
@@ -392,10 +385,8 @@ class PmodeSession:
                 return
         tmp = "__spmdlab_client2lab"
         source = f"if {tmp!r} in globals():\n    {cmd.labvar} = globals().pop({tmp!r})\n"
-        block = Block(epoch=0, source=source, filename="<pmode-client2lab>", workspace=WORKSPACE,
-                      inputs={tmp: ("ref", key)})
         try:
-            if self.run_block(block, None) is not None:
+            if self.run_block(None, source=source, filename="<pmode-client2lab>", refs={tmp: key}) is not None:
                 self.printer.line(f"Client variable {cmd.clientvar} is now {cmd.labvar} on "
                                   f"{labs_label(cmd.labs)}.", "info")
         finally:
@@ -414,11 +405,10 @@ class PmodeSession:
         try:
             if self._generation != self.pool.generation:
                 return None
-            block = Block(epoch=0, source=completion.lab_query(obj), filename="<pmode-complete>",
-                          workspace=WORKSPACE, echo=True)
-            replies = self.pool.run(block, sink=lambda lab, stream, text: None, timeout=self.complete_timeout)
-            reply = replies.get(1)
-            return completion.parse_echo(reply[2].get("echo")) if reply and reply[2] else None
+            outcome = run_block(self.pool, source=completion.lab_query(obj), filename="<pmode-complete>",
+                                workspace=WORKSPACE, echo=True, sink=lambda lab, stream, text: None,
+                                timeout=self.complete_timeout)
+            return completion.parse_echo(outcome.echoes.get(1))
         except LabDiedError as exc:
             self._death = exc  # reported (and the pool restarted) with the next command
             return []

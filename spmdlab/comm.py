@@ -36,9 +36,12 @@ _base: MPI.Intracomm | None = None
 _current: MPI.Intracomm | None = None
 _subcomms: dict[int, MPI.Intracomm] = {}
 _block: MPI.Intracomm | None = None
-# Requests and buffers of aborted operations: kept alive, never freed, so MPI can never
-# write into reused memory.
+# Requests of aborted operations, with their buffers: kept alive until the request has
+# completed (a cancelled receive at once; a send once matched), so MPI can never write
+# into reused memory; completed ones are dropped at each renewal.
 _graveyard: list = []
+# Sends to this lab itself, not waited for (a large one completes only when received).
+_self_sends: list = []
 _staging_limit = 0  # bytes per lab; 0: no staging windows
 
 
@@ -76,7 +79,8 @@ def _unlink_shared_files() -> None:
 
 def renew() -> None:
     """Replace the pool communicator after an aborted block. Collective over all labs,
-    so the client sends every block to every lab.
+    so the client sends every block to every lab. The old communicators are freed (MPI
+    releases each once its pending operations are done), so aborted blocks leak none.
 
     A blocking ``Dup``: MPICH's ``Idup`` here can complete on some labs and never on
     another while schedules of the aborted block's nonblocking collectives are still
@@ -84,12 +88,35 @@ def renew() -> None:
     sends each block to all labs and waits for all replies first), so it cannot hang."""
     global _current
     _free_staging()
-    _graveyard.append(_current)
-    _graveyard.extend(_subcomms.values())
+    old = [_current, *_subcomms.values()]
     _subcomms.clear()
+    _graveyard.extend((request, keep) for request, keep in _self_sends)
+    _self_sends.clear()
     _current = _base.Dup()
+    for c in old:
+        _free(c)
+    _reap()
     if _staging_limit:
         _note_node(_current)
+
+
+def _free(c: MPI.Comm) -> None:
+    try:
+        c.Free()
+    except MPI.Exception:
+        _graveyard.append((None, c))
+
+
+def _reap() -> None:
+    """Drop the abandoned requests that have completed, and their buffers."""
+    alive = []
+    for request, keep in _graveyard:
+        try:
+            if request is None or not request.Test():
+                alive.append((request, keep))
+        except MPI.Exception:
+            alive.append((request, keep))
+    _graveyard[:] = alive
 
 
 def enter_block(nlabs: int) -> MPI.Intracomm | None:
@@ -123,8 +150,15 @@ def world_size() -> int:
     return _current.Get_size()
 
 
-def abandon(*items) -> None:
-    _graveyard.extend(items)
+def abandon(request: MPI.Request, keep: tuple = ()) -> None:
+    """Keep an unfinished request and its buffers alive until it completes."""
+    _graveyard.append((request, keep))
+
+
+def send_to_self(requests: list, keep: tuple) -> None:
+    """Leave sends to this lab itself running: they complete when it receives them."""
+    _self_sends[:] = [(r, k) for r, k in _self_sends if not r.Test()]
+    _self_sends.extend((r, keep) for r in requests)
 
 
 # How long a waiting lab keeps yielding the CPU before it starts to sleep. Yielding hands
@@ -168,7 +202,7 @@ def wait(request: MPI.Request, what: str, keep: tuple = ()) -> MPI.Status:
             request.Cancel()
         except MPI.Exception:
             pass
-        abandon(request, keep)
+        abandon(request, (keep,))
         raise
 
 
@@ -258,7 +292,7 @@ def _note_node(c: MPI.Intracomm) -> None:
     if node.Get_size() == c.Get_size():
         _nodes[id(c)] = node
     else:
-        _graveyard.append(node)
+        _free(node)
 
 
 def _free_staging() -> None:
@@ -268,8 +302,9 @@ def _free_staging() -> None:
         try:
             st.free()
         except MPI.Exception:
-            _graveyard.append(st)
-    _graveyard.extend(_nodes.values())
+            _graveyard.append((None, st))
+    for node in _nodes.values():
+        _free(node)
     _nodes.clear()
 
 

@@ -6,39 +6,12 @@ from typing import Any, Iterator
 
 from .checks import check_lab
 from .errors import SpmdError
+from .protocol import Get, Input, Set, Summary
+from .values import describe, is_handle, summarize
 
 
 class NoDataError(SpmdError, LookupError):
     """A Composite element was read on a lab that holds no value for it."""
-
-
-def summarize(value: Any) -> tuple:
-    """What the client shows for a stored value without fetching it."""
-    hook = getattr(type(value), "_spmdlab_summary", None)
-    if hook is not None:
-        return hook(value)
-    shape = getattr(value, "shape", None)
-    dtype = getattr(value, "dtype", None)
-    if shape is not None and dtype is not None:
-        return ("array", str(dtype), tuple(shape))
-    if isinstance(value, (bool, int, float, complex, str, bytes)) or value is None:
-        text = repr(value)
-        return ("scalar", type(value).__name__, text if len(text) <= 60 else text[:57] + "...")
-    return ("object", type(value).__name__)
-
-
-def describe(summary: tuple | None) -> str:
-    """``("array", "float64", (4, 4))`` -> ``"class = float64, size = (4, 4)"``."""
-    if summary is None:
-        return "No data"
-    kind = summary[0]
-    if kind == "array":
-        return f"class = {summary[1]}, size = {summary[2]}"
-    if kind == "scalar":
-        return f"class = {summary[1]}, value = {summary[2]}"
-    if kind == "codist":
-        return f"class = codistributed {summary[2]}, size = {summary[1]}"
-    return f"class = {summary[1]}"
 
 
 class Composite:
@@ -59,7 +32,7 @@ class Composite:
             raise ValueError(f"a Composite on this pool has 1..{pool.numlabs} elements, got {n!r}")
         self._bind(pool, pool.new_key(), n, {})
 
-    def _bind(self, pool, key: int, n: int, summaries: dict[int, tuple]) -> None:
+    def _bind(self, pool, key: int, n: int, summaries: dict[int, Summary]) -> None:
         self._pool = pool
         self._key = key
         self._n = n
@@ -70,7 +43,7 @@ class Composite:
             weakref.finalize(self, pool.free_later, key, self._generation)
 
     @classmethod
-    def _from_labs(cls, pool, key: int, summaries: dict[int, tuple]) -> "Composite":
+    def _from_labs(cls, pool, key: int, summaries: dict[int, Summary]) -> "Composite":
         self = cls.__new__(cls)
         self._bind(pool, key, pool.numlabs, summaries)
         return self
@@ -91,14 +64,14 @@ class Composite:
             raise SpmdError("this Composite's values were lost: the pool that held them stopped")
         return pool
 
-    def _spmdlab_input(self, pool) -> tuple:
+    def _spmdlab_input(self, pool) -> Input:
         """How this value enters an spmd block on ``pool``: each lab its own element."""
         if self._local is not None:
-            return ("val", self._local.get(1))
+            return Input("val", self._local.get(1))
         if pool is not self._pool:
             raise ValueError("a Composite can only be used on the pool that created it")
         self._live_pool()
-        return ("ref", self._key)
+        return Input("ref", self._key)
 
     # ---- the MATLAB-like interface ----------------------------------------------------
 
@@ -116,10 +89,10 @@ class Composite:
             return self._local[lab]
         if lab not in self._summaries:
             raise NoDataError(f"Composite element {lab} is not defined: lab {lab} has no data")
-        reply = self._live_pool().request(lab, ("get", self._key))
-        if reply[0] != "value":
+        reply = self._live_pool().request(lab, Get(self._key))
+        if reply.kind != "value":
             raise NoDataError(f"Composite element {lab} is not defined: lab {lab} has no data")
-        return reply[1]
+        return reply.result
 
     def __setitem__(self, lab: int, value: Any) -> None:
         lab = check_lab(lab, self._n)
@@ -127,11 +100,10 @@ class Composite:
             self._local[lab] = value
             self._summaries[lab] = summarize(value)
             return
-        hook = getattr(type(value), "_spmdlab_input", None)
-        if hook is not None:
+        if is_handle(value):
             raise TypeError("a Composite element must be a plain value, not a Composite or distributed array")
-        reply = self._live_pool().request(lab, ("set", self._key, value))
-        self._summaries[lab] = reply[1]
+        reply = self._live_pool().request(lab, Set(self._key, value))
+        self._summaries[lab] = reply.result
 
     def __iter__(self) -> Iterator[Any]:
         for lab in range(1, self._n + 1):

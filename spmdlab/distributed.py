@@ -30,77 +30,25 @@ from .codist.base import numlabs_of as _codist_numlabs
 from .codist.regions import copy_region as _copy_region
 from .codist.regions import take as _take
 from .errors import SpmdError, lab_ranges
-from .protocol import Block
+from .execute import run_block
+from .labcalls import (
+    Ref,
+    call_method,
+    construct,
+    get_attr,
+    local_rows,
+    map_leaves,
+    split,
+    to_codistributed,
+    ufunc_method,
+)
+from .protocol import Call, Get, Input, Set, Summary
+from .values import is_handle, register_handle
 
 __all__ = ["distributed", "isdistributed"]
 
 
-# --------------------------------------------------------------------------- lab-side helpers
-# Module-level so that pickle sends them by name; they run on the labs.
-
-class _Ref:
-    """Placeholder for the i-th distributed argument of an operation run on the labs."""
-
-    __slots__ = ("i",)
-
-    def __init__(self, i: int):
-        self.i = i
-
-    def __reduce__(self):
-        return (_Ref, (self.i,))
-
-
-def _map_leaves(x: Any, leaf) -> Any:
-    """``x`` with ``leaf`` applied to everything inside its lists, tuples, dicts and slices."""
-    if type(x) in (list, tuple):
-        return type(x)(_map_leaves(v, leaf) for v in x)
-    if type(x) is dict:
-        return {k: _map_leaves(v, leaf) for k, v in x.items()}
-    if type(x) is slice:
-        return slice(_map_leaves(x.start, leaf), _map_leaves(x.stop, leaf), _map_leaves(x.step, leaf))
-    return leaf(x)
-
-
-def _fill(x: Any, values: list) -> Any:
-    return _map_leaves(x, lambda v: values[v.i] if type(v) is _Ref else v)
-
-
-def _lab_apply(fn, args: tuple, kwargs: dict, values: list) -> Any:
-    """On a lab: ``fn(*args, **kwargs)`` with the placeholders replaced by the arrays."""
-    return fn(*_fill(args, values), **_fill(kwargs, values))
-
-
-def _call_method(obj, name: str, *args, **kwargs):
-    return getattr(obj, name)(*args, **kwargs)
-
-
-def _get_attr(obj, name: str):
-    return getattr(obj, name)
-
-
-def _ufunc_method(ufunc, method: str, *args, **kwargs):
-    return getattr(ufunc, method)(*args, **kwargs)
-
-
-def _construct(name: str, args: tuple, kwargs: dict):
-    return getattr(codistributed, name)(*args, **kwargs)
-
-
-def _to_codistributed(value, codist):
-    """``distributed(D, codist)`` on the labs: a copy, or a redistribution."""
-    from .codistributed import redistribute
-
-    return value.copy() if codist is None else redistribute(value, codist)
-
-
 _GATHER_CHUNK = 8 << 20
-
-
-def _local_rows(value, key, lo: int, hi: int):
-    """``call`` handler: rows lo:hi of this lab's local part (a view: sent without a copy)."""
-    if not isinstance(value, codistributed):
-        raise SpmdError(f"the distributed array's data (key {key}) is gone from this lab")
-    return np.ascontiguousarray(value._local[lo:hi])
 
 
 class _SendPart:
@@ -116,33 +64,22 @@ class _SendPart:
         return (codistributed._from_local, (np.ascontiguousarray(_take(self.X, self.index)), self.codist))
 
 
-def _flush_frees(pool) -> None:
-    """Free the lab values the client dropped before storing a new array.
-
-    The pool sends pending frees only with blocks, not with ``request_many``; without
-    this, a loop of ``distributed(X)`` would keep every dropped array on the labs."""
-    if getattr(pool, "_frees", None):
-        pool.run(Block(epoch=0, source="", filename="<free>"))
-
-
 # --------------------------------------------------------------------------- running on the labs
 def _encode(x: Any, refs: list) -> Any:
+    """``x`` with each distributed array replaced by ``Ref("d<i>")``, the array in ``refs``."""
     def leaf(v: Any) -> Any:
         if isinstance(v, distributed):
             for i, d in enumerate(refs):
                 if d is v:
-                    return _Ref(i)
+                    return Ref(f"d{i}")
             refs.append(v)
-            return _Ref(len(refs) - 1)
-        if getattr(type(v), "_spmdlab_input", None) is not None:
+            return Ref(f"d{len(refs) - 1}")
+        if is_handle(v):
             raise TypeError(f"a {type(v).__name__} cannot be combined with a distributed array at "
                             "the client; use both inside spmd")
         return v
 
-    return _map_leaves(x, leaf)
-
-
-_MAX_TUPLE = 8
+    return map_leaves(x, leaf)
 
 
 def _run(fn, args: tuple = (), kwargs: Optional[dict] = None, *, pool=None, nlabs: Optional[int] = None,
@@ -169,56 +106,36 @@ def _run(fn, args: tuple = (), kwargs: Optional[dict] = None, *, pool=None, nlab
         if d._nlabs != nlabs:
             raise ValueError(f"distributed arrays on different numbers of labs ({d._nlabs} and "
                              f"{nlabs}) cannot be combined")
-    inputs = {"__fn": ("val", fn), "__args": ("val", targs), "__kw": ("val", tkw)}
-    names = []
-    for i, d in enumerate(refs):
-        inputs[f"__d{i}"] = ("ref", d._key)
-        names.append(f"__d{i}")
-    call = f"__apply(__fn, __args, __kw, [{', '.join(names)}])"
-    lines = ["from spmdlab.distributed import _lab_apply as __apply"]
+    names = [f"R{i}" for i in range(nout if nout > 1 else (_MAX_TUPLE if tuples else 0))]
+    if nout == 1:
+        names.append("ans")
+    call = (split, (fn, nout, tuples, *targs), tkw)
+    outcome = run_block(pool, call=call, filename="<distributed>", refs={f"d{i}": d._key for i, d in enumerate(refs)},
+                        outputs=names, nlabs=nlabs)
+    results = {name: _result(pool, value) for name, value in outcome.values.items()}
     if nout > 1:
-        outs = [f"R{i}" for i in range(nout)]
-        lines.append(f"{', '.join(outs)} = {call}")
-    else:
-        outs = ["R"]
-        lines.append(f"R = {call}")
-        if tuples:
-            outs += [f"R{i}" for i in range(_MAX_TUPLE)]
-            lines += ["if type(R) is tuple and len(R) <= %d:" % _MAX_TUPLE,
-                      "    for __i, __v in enumerate(R):",
-                      "        globals()['R%d' % __i] = __v",
-                      "    R = ('__tuple__', len(R))"]
-    keys = {name: pool.new_key() for name in outs}
-    block = Block(epoch=0, source="\n".join(lines) + "\n", filename="<distributed>", inputs=inputs,
-                  outputs=keys, nlabs=nlabs if nlabs < pool.numlabs else 0)
-    replies = pool.run(block)  # every lab gets every block; labs beyond nlabs sit it out
-    results = {}
-    for name, key in keys.items():
-        summaries = {lab: r[2]["summaries"][name] for lab, r in replies.items()
-                     if r[2] and name in r[2]["summaries"]}
-        results[name] = _result(pool, key, summaries, nlabs)
-    if nout > 1:
-        return tuple(results[f"R{i}"] for i in range(nout))
-    value = results["R"]
+        return tuple(results.get(f"R{i}") for i in range(nout))
+    value = results.get("ans")
     if tuples and type(value) is tuple and len(value) == 2 and value[0] == "__tuple__":
-        return tuple(results[f"R{i}"] for i in range(value[1]))
+        return tuple(results.get(f"R{i}") for i in range(value[1]))
     return value
 
 
-def _result(pool, key: int, summaries: dict, nlabs: int) -> Any:
-    if not summaries:
-        pool.free_later(key, pool.generation)
-        return None
-    if len(summaries) == nlabs and all(s[0] == "codist" for s in summaries.values()):
-        return distributed._from_labs(pool, key, summaries[1])
+_MAX_TUPLE = 8
+
+
+def _result(pool, handle: Any) -> Any:
+    """A distributed result as is; any other result as lab 1's value (then freed)."""
+    if isinstance(handle, distributed):
+        return handle
     try:
-        first = summaries.get(1)
-        if first == ("scalar", "NoneType", "None"):
+        first = handle._summaries.get(1)
+        if first is None or (first.kind == "scalar" and first.type_name == "NoneType"):
             return None
-        reply = pool.request(1, ("get", key))
-        return reply[1] if reply[0] == "value" else None
+        reply = pool.request(1, Get(handle._key))
+        return reply.result if reply.kind == "value" else None
     finally:
-        pool.free_later(key, pool.generation)
+        pool.free_later(handle._key, pool.generation)
 
 
 # --------------------------------------------------------------------------- the class
@@ -248,7 +165,7 @@ def _unary(op):
 
 def _forward(name: str, doc: str = ""):
     def method(self, *args, **kwargs):
-        return _run(_call_method, (self, name, *args), kwargs, tuples=name == "nonzero")
+        return _run(call_method, (self, name, *args), kwargs, tuples=name == "nonzero")
 
     method.__name__ = name
     method.__doc__ = doc or f"``D.{name}(...)`` computed on the labs (as numpy's ``{name}``)."
@@ -276,14 +193,14 @@ class distributed:
 
         _check_codist_arg(codist, "distributed(X)")
         if isinstance(X, distributed):
-            other = _run(_to_codistributed, (X, codist))
+            other = _run(to_codistributed, (X, codist))
             self._bind(other._pool, other._key, other._shape, other._dtype, other._codist)
             other._finalizer.detach()
             return
         if isinstance(X, codistributed):
             raise TypeError("distributed(X) takes a client array; a codistributed array lives on "
                             "the labs (assign it in spmd to get a distributed)")
-        if getattr(type(X), "_spmdlab_input", None) is not None:
+        if is_handle(X):
             raise TypeError(f"distributed(X) takes an array, not a {type(X).__name__}")
         pool = pool if pool is not None else gcp()
         pool.ensure_running()
@@ -293,10 +210,9 @@ class distributed:
             raise TypeError(f"distributed(X): {error}")
         n = pool.numlabs
         target = _complete(codist, X.shape, n)
-        _flush_frees(pool)
+        pool.flush_frees()  # a loop of distributed(X) must not keep the dropped arrays
         key = pool.new_key()
-        messages = {lab: ("set", key, _SendPart(X, target.localSelection(lab, n), target))
-                    for lab in range(1, n + 1)}
+        messages = {lab: Set(key, _SendPart(X, target.localSelection(lab, n), target)) for lab in range(1, n + 1)}
         try:
             pool.request_many(messages)
         except BaseException:
@@ -315,14 +231,13 @@ class distributed:
         self._finalizer = weakref.finalize(self, pool.free_later, key, self._generation)
 
     @classmethod
-    def _from_labs(cls, pool, key: int, summary: tuple) -> "distributed":
+    def _from_labs(cls, pool, key: int, summary: Summary) -> "distributed":
         """The handle for a codistributed array stored under ``key`` on the labs."""
         self = cls.__new__(cls)
-        if len(summary) > 4 and summary[4] is not None:
-            codist = summary[4]
-        else:
-            codist = pool.request(1, ("call", _get_attr, key, ("_codist",), {}))[1]
-        self._bind(pool, key, summary[1], summary[2], codist)
+        codist = summary.layout
+        if codist is None:
+            codist = pool.request(1, Call(get_attr, key, ("_codist",))).result
+        self._bind(pool, key, summary.shape, summary.type_name, codist)
         return self
 
     # ---- checks ----------------------------------------------------------------------
@@ -337,10 +252,10 @@ class distributed:
             raise ValueError("a distributed array can only be used on the pool that holds it")
         self._live_pool()
 
-    def _spmdlab_input(self, pool) -> tuple:
+    def _spmdlab_input(self, pool) -> Input:
         """How this value enters an spmd block: each lab's codistributed array."""
         self._check_pool(pool)
-        return ("ref", self._key)
+        return Input("ref", self._key)
 
     # ---- reading ---------------------------------------------------------------------
     def _spmdlab_gather(self) -> np.ndarray:
@@ -363,12 +278,12 @@ class distributed:
             for k in range(n):
                 if math.prod(shapes[k]) and pos[k] < shapes[k][0]:
                     hi = min(shapes[k][0], pos[k] + step[k])
-                    messages[k + 1] = ("call", _local_rows, self._key, (self._key, pos[k], hi), {})
+                    messages[k + 1] = Call(local_rows, self._key, (self._key, pos[k], hi))
             if not messages:
                 return out
             replies = pool.request_many(messages)
             for lab, reply in replies.items():
-                k, part = lab - 1, reply[1]
+                k, part = lab - 1, reply.result
                 lo, hi = pos[k], pos[k] + part.shape[0]
                 rows = index[k][0]
                 rows = slice(rows.start + lo, rows.start + hi) if isinstance(rows, slice) else rows[lo:hi]
@@ -435,7 +350,7 @@ class distributed:
         if method == "__call__":
             result = _run(ufunc, inputs, kwargs, nout=ufunc.nout)
         else:
-            result = _run(_ufunc_method, (ufunc, method, *inputs), kwargs)
+            result = _run(ufunc_method, (ufunc, method, *inputs), kwargs)
         if out is not None:  # the labs wrote into the out arrays; hand those back
             outs = out if isinstance(out, tuple) else (out,)
             if all(isinstance(o, distributed) for o in outs):
@@ -454,33 +369,33 @@ class distributed:
     @property
     def T(self) -> "distributed":
         """The transpose, computed on the labs."""
-        return _run(_get_attr, (self, "T"))
+        return _run(get_attr, (self, "T"))
 
     @property
     def real(self) -> "distributed":
-        return _run(_get_attr, (self, "real"))
+        return _run(get_attr, (self, "real"))
 
     @property
     def imag(self) -> "distributed":
-        return _run(_get_attr, (self, "imag"))
+        return _run(get_attr, (self, "imag"))
 
     def astype(self, dtype, copy: bool = True) -> "distributed":
         """The array converted to ``dtype`` (on the labs)."""
-        return _run(_call_method, (self, "astype", dtype), {"copy": copy})
+        return _run(call_method, (self, "astype", dtype), {"copy": copy})
 
     def copy(self) -> "distributed":
         """A copy, on the labs."""
-        return _run(_call_method, (self, "copy"))
+        return _run(call_method, (self, "copy"))
 
     def redistribute(self, codist) -> "distributed":
         """The array with another layout, moved lab to lab (never through the client)."""
-        return _run(_to_codistributed, (self, codist))
+        return _run(to_codistributed, (self, codist))
 
     # ---- constructors (built on the labs) ---------------------------------------------
     @classmethod
     def _construct(cls, name: str, args: tuple, kwargs: dict) -> "distributed":
         pool = kwargs.pop("pool", None)
-        result = _run(_construct, (name, args, kwargs), pool=pool)
+        result = _run(construct, (name, args, kwargs), pool=pool)
         if not isinstance(result, distributed):
             raise TypeError(f"distributed.{name} did not produce a distributed array")
         return result
@@ -556,6 +471,9 @@ for _name in ["sum", "prod", "min", "max", "mean", "std", "var", "any", "all", "
               "dot", "ravel", "flatten", "squeeze", "nonzero", "fill"]:
     setattr(distributed, _name, _forward(_name))
 del _name, _op
+
+
+register_handle("codist", distributed._from_labs)
 
 
 def isdistributed(X: Any) -> bool:

@@ -1,24 +1,38 @@
 """The spmdlab exception hierarchy and the description of an error raised on a lab."""
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass, field
 
 __all__ = ["SpmdError", "LabDiedError", "SpmdTimeoutError", "PoolError", "SpmdSourceError",
            "RemoteError", "lab_ranges", "labs_label", "group_errors"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class RemoteError:
     """An exception raised on a lab, as plain data that crosses to the client.
 
-    ``exception`` is the original exception object when it could be pickled, else None.
     ``traceback`` holds the user-code part of the lab's traceback, already formatted.
+    ``pickled`` is the original exception, pickled on the lab; ``exception`` rebuilds it
+    at the client, or is None when the client cannot (a class defined in the block or in
+    a module the client lacks, an ``__init__`` pickle cannot call): the error still
+    reaches the client as text.
     """
 
     type_name: str
     message: str
     traceback: str = ""
-    exception: BaseException | None = field(default=None, compare=False)
+    pickled: bytes | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def exception(self) -> BaseException | None:
+        if self.pickled is None:
+            return None
+        try:
+            exc = pickle.loads(self.pickled)
+        except Exception:
+            return None
+        return exc if isinstance(exc, BaseException) else None
 
     def signature(self) -> tuple[str, str, str]:
         return (self.type_name, self.message, self.traceback)
@@ -50,6 +64,11 @@ def labs_label(labs: list[int]) -> str:
     return f"lab {labs[0]}" if len(labs) == 1 else f"labs {lab_ranges(labs)}"
 
 
+def where_lines(where: dict[int, str]) -> str:
+    """``{1: "waiting in labBarrier()"}`` -> ``"  lab 1: waiting in labBarrier()"``."""
+    return "\n".join(f"  lab {lab}: {where[lab]}" for lab in sorted(where))
+
+
 def group_errors(errors: dict[int, RemoteError]) -> list[tuple[list[int], RemoteError]]:
     """Group identical lab errors, in lab order of their first occurrence."""
     groups: dict[tuple, tuple[list[int], RemoteError]] = {}
@@ -64,22 +83,26 @@ class SpmdError(Exception):
 
     ``errors`` maps lab number -> :class:`RemoteError` for errors raised by user code;
     ``replies`` maps each lab that finished the block before it was aborted to its reply
-    (``("done", epoch, result)``), so a REPL can still show what those labs computed.
+    (a ``protocol.Reply`` of kind ``done``), so a REPL can still show what those labs
+    computed; ``stopped`` maps each lab aborted because of the error to where it was.
     """
 
     def __init__(self, message: str, errors: dict[int, RemoteError] | None = None,
-                 replies: dict[int, tuple] | None = None):
+                 replies: dict | None = None, stopped: dict[int, str] | None = None):
         super().__init__(message)
         self.errors: dict[int, RemoteError] = dict(errors or {})
-        self.replies: dict[int, tuple] = dict(replies or {})
+        self.replies: dict = dict(replies or {})  # lab -> protocol.Reply of labs that finished
+        self.stopped: dict[int, str] = dict(stopped or {})  # lab -> where it was stopped
 
     @classmethod
-    def from_lab_errors(cls, errors: dict[int, RemoteError],
-                        replies: dict[int, tuple] | None = None) -> "SpmdError":
+    def from_lab_errors(cls, errors: dict[int, RemoteError], replies: dict | None = None,
+                        stopped: dict[int, str] | None = None) -> "SpmdError":
         parts = []
         for labs, err in group_errors(errors):
             parts.append(f"Error detected on {labs_label(labs)}:\n{err.format()}")
-        return cls("\n\n".join(parts), errors, replies)
+        if stopped:
+            parts.append("Stopped after the error:\n" + where_lines(stopped))
+        return cls("\n\n".join(parts), errors, replies, stopped)
 
 
 class LabDiedError(SpmdError):

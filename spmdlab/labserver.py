@@ -20,22 +20,71 @@ import threading
 import traceback
 from typing import Any
 
-from . import comm
-from .composite import summarize
+from . import comm, protocol
 from .errors import RemoteError
-from .protocol import Block, Channel, ChannelClosed, connect
+from .labcalls import Outputs, fill
+from .protocol import (
+    Abort,
+    Block,
+    Call,
+    Channel,
+    ChannelClosed,
+    Done,
+    Exec,
+    Get,
+    Hello,
+    Output,
+    Reply,
+    Set,
+    Shutdown,
+    Undecodable,
+    connect,
+)
 from .runtime import LabAbort, state
+from .values import summarize
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
+class _LabBytes(io.RawIOBase):
+    """``sys.stdout.buffer`` on a lab: bytes, decoded as UTF-8 (invalid bytes replaced)."""
+
+    def __init__(self, text: "LabStream"):
+        self._text = text
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        data = bytes(data)
+        self._text.write(data.decode("utf-8", errors="replace"))
+        return len(data)
+
+    def flush(self) -> None:
+        self._text.flush()
+
+
 class LabStream(io.TextIOBase):
-    """``sys.stdout``/``sys.stderr`` on a lab: whole lines go to the client at once."""
+    """``sys.stdout``/``sys.stderr`` on a lab: whole lines go to the client at once.
+
+    A send is never cut by an abort: the abort is raised once the message is out, so the
+    channel keeps its frame sync."""
 
     def __init__(self, chan: Channel, name: str):
         self._chan = chan
         self._name = name
         self._pending = ""
+        self.buffer = _LabBytes(self)
+
+    def _send(self, text: str) -> None:
+        inside = state.in_user_code
+        state.in_user_code = False  # no LabAbort from the signal handler mid-frame
+        try:
+            self._chan.send(Output(self._name, text))
+        finally:
+            state.in_user_code = inside
+        if inside and state.abort.is_set():
+            raise LabAbort(state.abort_reason, state.waiting)
 
     @property
     def encoding(self) -> str:  # type: ignore[override]
@@ -54,13 +103,13 @@ class LabStream(io.TextIOBase):
         cut = self._pending.rfind("\n")
         if cut >= 0:
             lines, self._pending = self._pending[: cut + 1], self._pending[cut + 1 :]
-            self._chan.send(("out", self._name, lines))
+            self._send(lines)
         return len(text)
 
     def flush(self) -> None:
         if self._pending:
             text, self._pending = self._pending, ""
-            self._chan.send(("out", self._name, text))
+            self._send(text)
 
 
 def _is_user_frame(filename: str) -> bool:
@@ -76,12 +125,17 @@ def remote_error(exc: BaseException) -> RemoteError:
     if isinstance(exc, SyntaxError) and exc.text:
         text += f'  File "{exc.filename}", line {exc.lineno}\n    {exc.text.strip()}\n'
     message = str(exc) if not isinstance(exc, KeyError) else repr(exc.args[0]) if exc.args else ""
-    try:
-        pickle.dumps(exc)
-        original: BaseException | None = exc
-    except Exception:
-        original = None
-    return RemoteError(type(exc).__qualname__, message, text, original)
+    module = type(exc).__module__ or ""
+    name = type(exc).__qualname__
+    pickled: bytes | None = None
+    if module.split(".")[0] == "mpi4py":
+        name = f"{module}.{name}"  # sent as text: rebuilding it would load MPI at the client
+    else:
+        try:
+            pickled = pickle.dumps(exc)
+        except Exception:  # a class defined in the block, say: the text still goes
+            pickled = None
+    return RemoteError(name, message, text, pickled)
 
 
 _compiled: dict[tuple, tuple] = {}
@@ -123,14 +177,12 @@ def _register_source(block: Block) -> None:
 
 
 class LabServer:
-    def __init__(self) -> None:
-        address = os.environ["SPMDLAB_ADDRESS"]
-        authkey = bytes.fromhex(os.environ["SPMDLAB_AUTHKEY"])
+    def __init__(self, address: str, authkey: bytes) -> None:
         self.rank, self.size = comm.init()
         self.main = connect(address, authkey)
-        self.main.send(("hello", "main", self.rank, self.size, os.getpid()))
+        self.main.send(Hello("main", self.rank, self.size, os.getpid()))
         self.ctrl = connect(address, authkey)
-        self.ctrl.send(("hello", "ctrl", self.rank, self.size, os.getpid()))
+        self.ctrl.send(Hello("ctrl", self.rank, self.size, os.getpid()))
         self.store: dict[int, Any] = {}
         self.workspaces: dict[str, dict] = {}
         self.lock = threading.Lock()
@@ -153,14 +205,17 @@ class LabServer:
     def _watch_ctrl(self) -> None:
         try:
             while True:
-                kind, epoch, reason = self.ctrl.recv()
-                if kind != "abort":
+                try:
+                    msg = self.ctrl.recv()
+                except Undecodable:
+                    continue
+                if not isinstance(msg, Abort):
                     continue
                 with self.lock:
-                    if epoch > self.abort_epoch:
-                        self.abort_epoch, self.abort_reason = epoch, reason
-                    if self.running and state.epoch == epoch:
-                        self._trip(reason)
+                    if msg.epoch > self.abort_epoch:
+                        self.abort_epoch, self.abort_reason = msg.epoch, msg.reason
+                    if self.running and state.epoch == msg.epoch:
+                        self._trip(msg.reason)
         except (ChannelClosed, OSError, EOFError):
             os._exit(3)  # the client is gone: leave nothing behind
 
@@ -175,49 +230,69 @@ class LabServer:
     # ---- serving -------------------------------------------------------------------
 
     def serve(self) -> None:
-        handlers = {"exec": self._exec, "get": self._get, "set": self._set, "call": self._call}
+        lab = self.rank + 1
         while True:
             try:
                 msg = self.main.recv()
             except ChannelClosed:
                 os._exit(3)
-            kind = msg[0]
-            if kind == "shutdown":
+            except Undecodable as exc:
+                error = exc.error
+                reply = Reply("error", lab, exc.epoch, RemoteError(
+                    "SpmdError", f"the lab could not unpickle what the client sent: {type(error).__name__}: {error}"))
+                self._send(reply)
+                continue
+            if isinstance(msg, Shutdown):
                 self._flush()
                 return
             try:
-                reply = handlers[kind](*msg[1:])
+                reply = self._handle(msg)
             except BaseException as exc:  # a bug of ours must not leave the client waiting
-                reply = ("error", msg[1].epoch if kind == "exec" else 0, remote_error(exc))
+                reply = Reply("error", lab, getattr(msg, "epoch", 0), remote_error(exc))
             self._flush()
-            self.main.send(reply, user=reply[0] == "value")
+            self._send(reply)
+
+    def _handle(self, msg) -> Reply:
+        lab = self.rank + 1
+        if isinstance(msg, Exec):
+            return self._exec(msg.block)
+        if isinstance(msg, Get):
+            if msg.key not in self.store:
+                return Reply("missing", lab, msg.epoch, msg.key)
+            return Reply("value", lab, msg.epoch, self.store[msg.key])
+        if isinstance(msg, Set):
+            self.store[msg.key] = msg.value
+            return Reply("ok", lab, msg.epoch, summarize(msg.value))
+        if isinstance(msg, Call):
+            value = self.store.get(msg.key) if msg.key is not None else None
+            try:
+                return Reply("value", lab, msg.epoch, msg.fn(value, *msg.args, **msg.kwargs))
+            except Exception as exc:
+                return Reply("error", lab, msg.epoch, remote_error(exc))
+        raise TypeError(f"unknown request {type(msg).__name__}")
+
+    def _send(self, reply: Reply) -> None:
+        """Send a reply; a value that cannot be pickled becomes an error naming it."""
+        try:
+            frames = protocol.dumps(reply, user=reply.kind == "value", epoch=reply.epoch)
+        except Exception as exc:
+            what = type(reply.result).__name__ if reply.kind == "value" else "reply"
+            frames = protocol.dumps(Reply("error", reply.lab, reply.epoch, RemoteError(
+                type(exc).__name__, f"lab {reply.lab}'s value of type {what} cannot be sent to the "
+                                    f"client: {exc}")), epoch=reply.epoch)
+        self.main.send_frames(frames)
 
     def _flush(self) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
-
-    def _get(self, key: int):
-        if key not in self.store:
-            return ("missing", key)
-        return ("value", self.store[key])
-
-    def _set(self, key: int, value: Any):
-        self.store[key] = value
-        return ("ok", summarize(value))
-
-    def _call(self, fn, key: int | None, args: tuple, kwargs: dict):
-        value = self.store.get(key) if key is not None else None
-        try:
-            return ("value", fn(value, *args, **kwargs))
-        except Exception as exc:
-            return ("error", 0, remote_error(exc))
 
     def _namespace(self, block: Block) -> dict:
         if block.workspace is not None:
             ns = self.workspaces.setdefault(block.workspace, {"__name__": "__spmd__", "__builtins__": builtins})
         else:
             ns = {"__name__": "__spmd__", "__builtins__": builtins}
-        for name, (kind, value) in block.inputs.items():
+        for name, spec in block.inputs.items():
+            kind, value = spec.kind, spec.value
             if kind == "val":
                 ns[name] = value
             elif kind == "mod":
@@ -236,7 +311,7 @@ class LabServer:
             comm.renew()
         c = comm.enter_block(block.nlabs)
         if c is None:
-            return ("done", block.epoch, None)
+            return Reply("done", self.rank + 1, block.epoch, Done())
         state.index, state.size = c.Get_rank() + 1, c.Get_size()
         with self.lock:
             state.epoch = block.epoch
@@ -251,18 +326,29 @@ class LabServer:
                 self.running = False
             state.index, state.size = 1, 1
 
-    def _run(self, block: Block):
+    def _run(self, block: Block) -> Reply:
+        lab = self.rank + 1
         try:
             ns = self._namespace(block)
-            _register_source(block)
-            code, last = _compile(block)
+            if block.call is None:
+                _register_source(block)
+                code, last = _compile(block)
         except BaseException as exc:
-            return ("error", block.epoch, remote_error(exc))
+            return Reply("error", lab, block.epoch, remote_error(exc))
         echo = None
         state.in_user_code = True
         try:
             try:
-                exec(code, ns)
+                if block.call is not None:
+                    fn, args, kwargs = block.call
+                    result = fn(*fill(args, ns), **fill(kwargs, ns))
+                    if isinstance(result, Outputs):
+                        ns.update(result)
+                    else:
+                        ns["ans"] = result
+                    last = None
+                else:
+                    exec(code, ns)
                 if last is not None:
                     value = eval(last, ns)
                     if value is not None:
@@ -270,17 +356,17 @@ class LabServer:
             finally:
                 state.in_user_code = False
         except LabAbort as exc:
-            return ("aborted", block.epoch, self._where(exc))
+            return Reply("aborted", lab, block.epoch, self._where(exc))
         except BaseException as exc:
             if state.abort.is_set() and isinstance(exc, KeyboardInterrupt):
-                return ("aborted", block.epoch, self._where(exc))
-            return ("error", block.epoch, remote_error(exc))
+                return Reply("aborted", lab, block.epoch, self._where(exc))
+            return Reply("error", lab, block.epoch, remote_error(exc))
         summaries = {}
         for name, key in block.outputs.items():
             if name in ns:
                 self.store[key] = ns[name]
                 summaries[name] = summarize(ns[name])
-        return ("done", block.epoch, {"summaries": summaries, "echo": echo})
+        return Reply("done", lab, block.epoch, Done(summaries, echo))
 
     @staticmethod
     def _where(exc: BaseException) -> str:

@@ -81,9 +81,13 @@ def labSend(data: Any, dest: Any, tag: int = 0) -> None:
     """
     c = comm.block()
     tag = check_tag(tag)
+    me = c.Get_rank()
     for lab in _labs(c.Get_size(), dest, "destination"):
         requests, buf = _isend(c, data, lab - 1, tag)
-        comm.wait_all(requests, f"labSend(dest={lab}, tag={tag})", keep=(buf,))
+        if lab - 1 == me:  # completes when this lab receives it: waiting here would hang
+            comm.send_to_self(requests, keep=(buf,))
+        else:
+            comm.wait_all(requests, f"labSend(dest={lab}, tag={tag})", keep=(buf,))
 
 
 def _complete_receive(c, message, status, what: str):

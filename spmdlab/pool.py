@@ -1,31 +1,47 @@
 """The client side of a lab pool: launch the lab job, talk to it, supervise it.
 
 The client is not an MPI process: it starts ``mpiexec -n N python -m spmdlab.worker`` in
-a session of its own and the labs connect back over authenticated sockets. Every wait
-here relays lab output, turns Ctrl-C into an abort of the labs, and notices a lab that
-died (its socket closes; its fork shim reports the exact exit status).
+a session of its own and the labs connect back over authenticated sockets (``launch``).
+Every request carries an epoch and every reply the epoch of its request: a reply of
+another request (one an interrupted wait left unread) is discarded and counted in
+``stale_replies``, never taken for the current one. A lab that owes a reply is drained
+(or the pool restarted, with a warning) before it gets the next request. Every wait
+relays lab output, turns Ctrl-C into an abort of the labs, and notices a lab that died
+(its socket closes; its fork shim reports the exact exit status).
 """
 from __future__ import annotations
 
 import atexit
+import functools
 import itertools
 import os
 import selectors
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import warnings
 import weakref
 from typing import Any, Callable
 
-from . import protocol, settings
-from .errors import LabDiedError, PoolError, SpmdError, SpmdTimeoutError, lab_ranges
-from .protocol import Block, Channel, ChannelClosed
+from . import launch, protocol, settings
+from .errors import LabDiedError, PoolError, RemoteError, SpmdError, SpmdTimeoutError, lab_ranges, where_lines
+from .protocol import (
+    Abort,
+    Block,
+    Call,
+    Channel,
+    ChannelClosed,
+    Exec,
+    Exit,
+    Get,
+    Output,
+    Reply,
+    Set,
+    Shutdown,
+    Undecodable,
+)
 
 Sink = Callable[[int, str, str], None]
 _ERROR_ABORT_DELAY = 0.1  # seconds the other labs get to report their own error
@@ -34,12 +50,20 @@ _ERROR_ABORT_DELAY = 0.1  # seconds the other labs get to report their own error
 # grace, since they may be in a long numpy call, but a lab blocked for good (say in a
 # blocking MPI call the failed lab never joins) must not hang the session.
 _ERROR_GIVE_UP = 10.0
+_STUCK = "busy and not stopping (in compiled code?)"
 
 
 def print_sink(lab: int, stream: str, text: str) -> None:
-    """Write lab output to the client's stdout/stderr as ``Lab N: <line>``."""
+    """Write lab output to the client's stdout/stderr as ``Lab N: <line>``; characters
+    the stream cannot encode are replaced, never raised."""
     out = sys.stderr if stream == "stderr" else sys.stdout
-    out.write("".join(f"Lab {lab}: {line}\n" for line in text.splitlines() or [""]))
+    data = "".join(f"Lab {lab}: {line}\n" for line in text.splitlines() or [""])
+    encoding = getattr(out, "encoding", None) or "utf-8"
+    try:
+        data.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        data = data.encode(encoding, errors="replace").decode(encoding, errors="replace")
+    out.write(data)
     out.flush()
 
 
@@ -65,7 +89,8 @@ def _warn(message: str) -> None:
 
 
 class _Interrupts:
-    """Within ``with``, Ctrl-C sets a flag instead of raising inside our socket reads."""
+    """Within ``with``, Ctrl-C sets a flag instead of raising inside our socket reads and
+    writes (nested uses share the outermost handler)."""
 
     def __init__(self) -> None:
         self.pending = False
@@ -97,11 +122,13 @@ class Pool:
         self.numlabs = self.settings.pool_size()
         self.generation = 0
         self.state = "closed"
+        self.stale_replies = 0  # replies of other requests, discarded
         self._keys = itertools.count(1)
         self._epochs = itertools.count(1)
         self._frees: list[int] = []
         self._renew_comm = False
-        self._draining: tuple | None = None
+        self._owing: dict[int, int] = {}  # lab -> epoch of the request it has not answered
+        self._owing_why = ""
         self._start()
         _live_pools.add(self)
 
@@ -111,127 +138,70 @@ class Pool:
     def NumWorkers(self) -> int:  # MATLAB's name
         return self.numlabs
 
-    def _listen(self) -> tuple[socket.socket, str]:
-        if self.settings.host:
-            sock = socket.create_server((self.settings.host, 0))
-            host, port = sock.getsockname()[:2]
-            return sock, f"{host}:{port}"
-        self._tmpdir = tempfile.mkdtemp(prefix="spmdlab-")
-        path = os.path.join(self._tmpdir, "pool.sock")
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.bind(path)
-        sock.listen(2 * self.numlabs + 8)
-        return sock, path
-
     def _start(self) -> None:
-        self._tmpdir = None
         started = time.monotonic()
         authkey = os.urandom(32)
         self._authkey = authkey
-        self._listener, address = self._listen()
-        env = self.settings.lab_environment()
-        env["SPMDLAB_ADDRESS"] = address
-        env["SPMDLAB_AUTHKEY"] = authkey.hex()
-        paths = [os.path.dirname(os.path.dirname(os.path.abspath(__file__))), os.getcwd()]
-        if sys.path and sys.path[0]:
-            paths.insert(0, os.path.abspath(sys.path[0]))
-        if env.get("PYTHONPATH"):
-            paths.append(env["PYTHONPATH"])
-        env["PYTHONPATH"] = os.pathsep.join(paths)
-        cmd = [*self.settings.launcher(), "-n", str(self.numlabs), *self.settings.mpiexec_args,
-               sys.executable, "-m", "spmdlab.worker"]
+        listener, address, folder = launch.listen(self.settings, self.numlabs)
+        self._address = address
         try:
-            self._proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                          stderr=subprocess.PIPE, start_new_session=True)
-        except OSError as exc:
-            self._close_listener()
-            raise PoolError(f"could not start the labs with {cmd[0]!r}: {exc}") from None
-        self.main: dict[int, Channel] = {}
-        self.ctrl: dict[int, Channel] = {}
-        self.pids: dict[int, int] = {}
-        self._exits: dict[int, int] = {}
-        try:
-            self._accept_labs(started)
+            proc = launch.spawn(self.settings, self.numlabs, address, authkey)
         except BaseException:
+            launch.close_listener(listener, folder)
+            raise
+        self._job = job = launch.LabJob(proc)
+        self._proc = proc
+        self.main, self.ctrl, self.watch, self.pids = job.main, job.ctrl, job.watch, job.pids
+        self._exits: dict[int, int] = {}
+        self._owing = {}
+        try:
+            launch.accept_labs(job, listener, authkey, self.numlabs, self.settings, started)
+        except BaseException:
+            launch.close_listener(listener, folder)
             self._teardown()
             raise
-        os.set_blocking(self._proc.stdout.fileno(), False)
-        os.set_blocking(self._proc.stderr.fileno(), False)
+        launch.close_listener(listener, folder)  # nothing of the pool stays in TMPDIR
+        os.set_blocking(proc.stdout.fileno(), False)
+        os.set_blocking(proc.stderr.fileno(), False)
         self.generation += 1
         self.state = "idle"
         self.startup_seconds = time.monotonic() - started
 
-    def _accept_labs(self, started: float) -> None:
-        deadline = started + self.settings.start_timeout
-        self._listener.settimeout(0.1)
-        while len(self.main) < self.numlabs or len(self.ctrl) < self.numlabs:
-            if self._proc.poll() is not None:
-                err = self._proc.stderr.read().decode(errors="replace").strip()
-                raise PoolError(f"the lab job exited with status {self._proc.returncode} before all "
-                                f"{self.numlabs} labs connected" + (f":\n{err}" if err else ""))
-            if time.monotonic() > deadline:
-                raise PoolError(f"only {len(self.main)} of {self.numlabs} labs connected within "
-                                f"{self.settings.start_timeout:g} s (SPMDLAB_START_TIMEOUT)")
-            try:
-                sock, _ = self._listener.accept()
-            except socket.timeout:
-                continue
-            try:
-                chan = protocol.server_handshake(sock, self._authkey)
-                hello = chan.recv()
-            except (ChannelClosed, OSError):
-                continue
-            if hello[0] == "exit":
-                self._exits[hello[1] + 1] = hello[2]
-                continue
-            _, role, rank, size, pid = hello
-            (self.main if role == "main" else self.ctrl)[rank + 1] = chan
-            self.pids[rank + 1] = pid
-        self._listener.settimeout(None)
-
-    def _close_listener(self) -> None:
-        try:
-            self._listener.close()
-        except OSError:
-            pass
-        if self._tmpdir:
-            shutil.rmtree(self._tmpdir, ignore_errors=True)
-            self._tmpdir = None
-
     def _teardown(self, graceful: bool = False) -> None:
         """Stop the lab job; leaves no process behind."""
-        if graceful and self.state == "idle":
+        proc = self._proc
+        if graceful and self.state == "idle" and not self._owing:
             for chan in self.main.values():
                 try:
-                    chan.send(("shutdown",))
+                    chan.send(Shutdown())
                 except ChannelClosed:
                     pass
             try:
-                self._proc.wait(timeout=5)
+                proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
-        self._close_listener()
-        for chan in [*self.main.values(), *self.ctrl.values()]:
-            chan.close()
-        if self._proc.poll() is None:
+        for chan in [*self.main.values(), *self.ctrl.values(), *self.watch.values()]:
+            chan.close()  # a shim whose watch closes kills its lab
+        if proc.poll() is None:
             try:
-                self._proc.wait(timeout=2)
+                proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 pass
-        if self._proc.poll() is None:
+        if proc.poll() is None:
             try:
-                os.killpg(self._proc.pid, signal.SIGKILL)
+                os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-            for pid in self.pids.values():  # local labs that outlived mpiexec
+            for pid in [*self.pids.values(), *self._job.shim_pids.values()]:  # local labs that outlived mpiexec
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
-            self._proc.wait()
-        for stream in (self._proc.stdout, self._proc.stderr):
+            proc.wait()
+        for stream in (proc.stdout, proc.stderr):
             if stream:
                 stream.close()
+        self._owing = {}
 
     def close(self) -> None:
         """Shut the labs down. Values stored on them are gone."""
@@ -252,17 +222,34 @@ class Pool:
     def __repr__(self) -> str:
         return f"<spmdlab.Pool numlabs={self.numlabs} state={self.state}>"
 
-    def ensure_running(self) -> None:
-        """Restart a pool whose labs died, with a warning; refuse a closed pool."""
+    def _broken(self) -> bool:
+        return any(chan.broken for chan in self.main.values())
+
+    def ensure_running(self, ints: _Interrupts | None = None) -> None:
+        """Restart a pool whose labs died, with a warning; refuse a closed pool; finish
+        (or give up on) labs that still owe a reply."""
         if self.state == "closed":
             raise PoolError("this pool is closed; start a new one with parpool()")
+        if self.state != "dead" and self._broken():
+            self._restart("a message to the labs was cut short")
+        if self.state != "dead" and self._owing:
+            if ints is not None:
+                self._drain(ints)
+            else:
+                with _Interrupts() as own:
+                    self._drain(own)
         if self.state == "dead":
             _warn("the previous lab pool died; starting a new one. Values stored on the "
                   "labs (Composites, distributed arrays) were lost.")
             self._start()
             self._renew_comm = False
-        if self._draining:
-            self._drain()
+
+    def _restart(self, why: str) -> None:
+        _warn(f"{why}; restarting the pool.")
+        self._teardown()
+        self.state = "dead"
+        self._start()
+        self._renew_comm = False
 
     # ---- keys for values stored on the labs ------------------------------------------
 
@@ -270,71 +257,100 @@ class Pool:
         return next(self._keys)
 
     def free_later(self, key: int, generation: int) -> None:
-        """Forget a stored value; sent with the next command (never from a finaliser)."""
+        """Forget a stored value; sent with the next block (never from a finaliser)."""
         if generation == self.generation and self.state != "closed":
             self._frees.append(key)
 
+    def flush_frees(self) -> None:
+        """Send the pending frees now (an empty block)."""
+        if self._frees:
+            self.run(Block(filename="<free>"))
+
     # ---- commands --------------------------------------------------------------------
 
-    def run(self, block: Block, sink: Sink | None = None, timeout: float | None = None) -> dict[int, tuple]:
+    def run(self, block: Block, sink: Sink | None = None, timeout: float | None = None) -> dict[int, Reply]:
         """Run ``block`` on labs 1..``block.nlabs`` (0: all); return every lab's reply.
 
-        The block goes to every lab: labs outside ``spmd(n)`` reply ``("done", epoch,
-        None)`` at once, but must see each block so communicator renewals stay collective.
-        Raises SpmdError (a lab raised), SpmdTimeoutError, LabDiedError, KeyboardInterrupt.
+        The block goes to every lab: labs outside ``spmd(n)`` reply ``done`` at once, but
+        must see each block so communicator renewals stay collective. Raises SpmdError (a
+        lab raised), SpmdTimeoutError, LabDiedError, KeyboardInterrupt.
         """
-        self.ensure_running()
+        timeout = settings.check_timeout(timeout)
+        user = any(i.kind == "val" and protocol.needs_cloudpickle(i.value) for i in block.inputs.values())
+        user = user or block.call is not None
+
+        def message(epoch: int) -> list:
+            stamped = block.stamped(epoch, self._renew_comm, tuple(self._frees))
+            try:
+                frames = protocol.dumps(Exec(stamped), user, epoch)
+            except Exception as exc:
+                raise _unsendable(block, exc) from None
+            self._frees, self._renew_comm = [], False
+            return frames
+
         labs = list(range(1, self.numlabs + 1))
-        block.epoch = next(self._epochs)
-        block.renew_comm, self._renew_comm = self._renew_comm, False
-        block.frees, self._frees = self._frees, []
-        user = any(kind == "val" and protocol.needs_cloudpickle(value) for kind, value in block.inputs.values())
-        frames = protocol.dumps(("exec", block), user=user)
-        self.state = "running"
-        try:
-            for lab in labs:
-                self.main[lab].send_frames(frames)
-        except ChannelClosed:
-            self._lab_died()
-        replies = self._collect(set(labs), block.epoch, sink or print_sink, timeout)
-        self.state = "idle"
-        errors = {lab: r[2] for lab, r in replies.items() if r[0] == "error"}
-        aborted = {lab: r[2] for lab, r in replies.items() if r[0] == "aborted"}
+        replies = self._exchange({lab: None for lab in labs}, message, user, sink or print_sink, timeout)
+        errors = {lab: r.result for lab, r in replies.items() if r.kind == "error"}
+        aborted = {lab: r.result for lab, r in replies.items() if r.kind == "aborted"}
         if errors or aborted:
             self._renew_comm = True
         if errors:
-            raise SpmdError.from_lab_errors(errors, {lab: r for lab, r in replies.items() if r[0] == "done"})
+            raise SpmdError.from_lab_errors(errors, {lab: r for lab, r in replies.items() if r.kind == "done"},
+                                            aborted)
         if aborted and timeout is not None:
-            where = "\n".join(f"  lab {lab}: {aborted[lab]}" for lab in sorted(aborted))
             raise SpmdTimeoutError(f"the spmd block timed out after {timeout:g} s; labs "
-                                   f"{lab_ranges(sorted(aborted))} had not finished:\n{where}", aborted)
+                                   f"{lab_ranges(sorted(aborted))} had not finished:\n{where_lines(aborted)}",
+                                   aborted)
         return replies
 
-    def request(self, lab: int, message: tuple) -> tuple:
-        """Send one non-block command to ``lab`` and return its reply (see ``request_many``)."""
+    def request(self, lab: int, message: Get | Set | Call) -> Reply:
+        """Send one non-block request to ``lab`` and return its reply (see ``request_many``)."""
         return self.request_many({lab: message})[lab]
 
-    def request_many(self, messages: dict[int, tuple]) -> dict[int, tuple]:
-        """Send each lab its own non-block command at once; return the replies by lab.
+    def request_many(self, messages: dict[int, Get | Set | Call]) -> dict[int, Reply]:
+        """Send each lab its own non-block request at once; return the replies by lab.
 
-        Commands: ``("get", key)`` -> ``("value", v)`` or ``("missing", key)``;
-        ``("set", key, value)`` -> ``("ok", summary)``; ``("call", fn, key, args, kwargs)``
-        runs ``fn(stored_value_or_None, *args, **kwargs)`` on the lab outside any block
-        (no lab messaging) -> ``("value", result)`` or ``("error", 0, RemoteError)``.
+        Requests (``protocol``; the pool fills in their epoch): ``Get`` -> ``value`` or
+        ``missing``; ``Set`` -> ``ok`` with the value's summary; ``Call`` -> ``value``.
+        Raises SpmdError when a lab could not do it.
         """
-        self.ensure_running()
-        self.state = "running"
-        try:
-            for lab, message in messages.items():
-                self.main[lab].send(message, user=True)
-        except ChannelClosed:
-            self._lab_died()
-        replies = self._collect(set(messages), 0, print_sink, None)
-        self.state = "idle"
-        errors = {lab: r[2] for lab, r in replies.items() if r[0] == "error"}
+        user = any(protocol.needs_user_pickle(message) for message in messages.values())
+        replies = self._exchange({lab: functools.partial(protocol.stamp, message) for lab, message in messages.items()},
+                                 None, user, print_sink, None)
+        errors = {lab: r.result for lab, r in replies.items() if r.kind == "error"}
         if errors:
             raise SpmdError.from_lab_errors(errors)
         return replies
+
+    def _exchange(self, per_lab: dict[int, Any], common: Callable[[int], list] | None, user: bool,
+                  sink: Sink, timeout: float | None) -> dict[int, Reply]:
+        """Send each lab its request (``per_lab[lab](epoch=epoch)``, or the frames
+        ``common(epoch)``) under one epoch and collect the replies; Ctrl-C meanwhile never
+        cuts a frame (it is acted on once the requests are out)."""
+        with _Interrupts() as ints:
+            self.ensure_running(ints)
+            epoch = next(self._epochs)
+            self.state = "running"
+            try:
+                frames = common(epoch) if common is not None else None
+                for lab, make in per_lab.items():
+                    try:
+                        data = frames if frames is not None else protocol.dumps(make(epoch=epoch), user, epoch)
+                    except Exception as exc:
+                        raise TypeError(f"the value cannot be sent to lab {lab}: {exc}") from None
+                    self._owing[lab] = epoch
+                    try:
+                        self.main[lab].send_frames(data)
+                    except ChannelClosed:
+                        if self.main[lab].broken:
+                            raise PoolError("a message to the labs was cut short; the pool restarts on next "
+                                            "use") from None
+                        self._lab_died()
+                    del data
+                return self._collect(set(per_lab), epoch, sink, timeout, ints)
+            finally:
+                if self.state == "running":
+                    self.state = "idle"
 
     def _relay_launcher_output(self, stream) -> bool:
         """Pass on what the lab job printed outside Python (C libraries); False at EOF."""
@@ -348,20 +364,40 @@ class Pool:
             (sys.stderr if stream is self._proc.stderr else sys.stdout).write(data.decode(errors="replace"))
         return bool(data)
 
-    def _collect(self, labs: set[int], epoch: int, sink: Sink, timeout: float | None,
-                 give_up: float | None = None) -> dict[int, tuple]:
-        """Wait for the replies of ``labs``, relaying their output.
+    def _receive(self, chan: Channel, lab: int, epoch: int) -> Any:
+        """The next message of ``lab``: an Output, a Reply (``epoch``'s), or None for a
+        reply of another request (discarded)."""
+        try:
+            msg = chan.recv()
+        except ChannelClosed:
+            self._lab_died()
+        except Undecodable as exc:
+            msg = Reply("error", lab, exc.epoch,
+                        RemoteError("SpmdError", f"lab {lab}'s reply could not be unpickled at the client: "
+                                                 f"{exc}"))
+        if isinstance(msg, Reply):
+            if msg.epoch != epoch:
+                self.stale_replies += 1
+                if self._owing.get(lab) == msg.epoch:
+                    del self._owing[lab]
+                return None
+            self._owing.pop(lab, None)
+        return msg
 
-        Ctrl-C aborts the labs and raises KeyboardInterrupt once they stopped, or after
-        ``interrupt_grace`` seconds (labs stuck in compiled code are then finished, or
-        the pool restarted, before the next command). ``timeout`` aborts the labs still
-        running and, the same grace later, gives up on those that did not stop (they get
-        an ``("aborted", epoch, "busy ...")`` reply and are drained like after Ctrl-C).
+    def _collect(self, labs: set[int], epoch: int, sink: Sink, timeout: float | None, ints: _Interrupts,
+                 give_up: float | None = None) -> dict[int, Reply]:
+        """Wait for the replies of ``labs`` to the request of ``epoch``, relaying output.
+
+        Ctrl-C aborts the labs and raises KeyboardInterrupt (saying where each stopped
+        lab was) once they stopped, or after ``interrupt_grace`` seconds (labs stuck in
+        compiled code then still owe their reply: drained, or the pool restarted, before
+        the next request). ``timeout`` aborts the labs still running and, the same grace
+        later, gives up on those that did not stop (they get an ``aborted`` reply).
         ``give_up`` returns the replies received by then. After a lab's error the others
         are aborted, and given up on in the same way if they have not stopped
         ``max(interrupt_grace, _ERROR_GIVE_UP)`` seconds later (or by the timeout's end).
         """
-        replies: dict[int, tuple] = {}
+        replies: dict[int, Reply] = {}
         pending = {self.main[lab]: lab for lab in labs}
         deadline = time.monotonic() + timeout if timeout is not None else None
         grace = self.settings.interrupt_grace
@@ -373,7 +409,7 @@ class Pool:
             sel.register(chan.sock, selectors.EVENT_READ, chan)
         for stream in (self._proc.stdout, self._proc.stderr):
             sel.register(stream, selectors.EVENT_READ, stream)
-        with _Interrupts() as ints, sel:
+        with sel:
             while pending:
                 now = time.monotonic()
                 if ints.pending and interrupted_at is None:
@@ -381,7 +417,7 @@ class Pool:
                     aborted_for = "interrupt"
                     self._abort(set(pending.values()), epoch, "interrupt")
                 if interrupted_at is not None and now - interrupted_at > grace:
-                    self._draining = (set(pending.values()), epoch, sink, "after Ctrl-C")
+                    self._owing_why = "after Ctrl-C"
                     break
                 if give_up is not None and now > give_up:
                     break
@@ -391,9 +427,9 @@ class Pool:
                 stuck = (aborted_for == "timeout" and now > deadline + grace) or \
                     (aborted_for == "error" and now > give_up_after_error)
                 if stuck:
-                    self._draining = (set(pending.values()), epoch, sink, f"after the {aborted_for}")
+                    self._owing_why = f"after the {aborted_for}"
                     for lab in pending.values():
-                        replies[lab] = ("aborted", epoch, "busy and not stopping (in compiled code?)")
+                        replies[lab] = Reply("aborted", lab, epoch, _STUCK)
                     break
                 if deadline is not None and now > deadline and aborted_for is None:
                     aborted_for = "timeout"
@@ -409,61 +445,80 @@ class Pool:
                         continue
                     chan = key.data
                     lab = pending[chan]
-                    try:
-                        msg = chan.recv()
-                    except ChannelClosed:
-                        self._lab_died()
-                    if msg[0] == "out":
-                        sink(lab, msg[1], msg[2])
+                    msg = self._receive(chan, lab, epoch)
+                    if isinstance(msg, Output):
+                        sink(lab, msg.stream, msg.text)
+                    if not isinstance(msg, Reply):
                         continue
                     replies[lab] = msg
                     del pending[chan]
                     sel.unregister(chan.sock)
-                    if msg[0] == "error" and error_at is None:
+                    if msg.kind == "error" and error_at is None:
                         # Labs raising the same error a moment later are reported too
                         # (collapsed as "labs 1-4"), rather than aborted.
                         error_at = now + _ERROR_ABORT_DELAY
         if interrupted_at is not None:
             self.state = "idle"
             self._renew_comm = True
-            raise KeyboardInterrupt
+            where = {lab: r.result for lab, r in replies.items() if r.kind == "aborted"}
+            where.update({lab: _STUCK for lab in pending.values()})
+            raise KeyboardInterrupt(f"the labs were interrupted:\n{where_lines(where)}" if where else "")
         return replies
 
     def _abort(self, labs: set[int], epoch: int, reason: str) -> None:
         for lab in labs:
             try:
-                self.ctrl[lab].send(("abort", epoch, reason))
+                self.ctrl[lab].send(Abort(epoch, reason))
             except ChannelClosed:
                 pass
 
-    def _drain(self) -> None:
-        """Finish labs still stopping after Ctrl-C; restart the pool if they do not."""
-        labs, epoch, sink, when = self._draining
-        self._draining = None
-        replies = self._collect(labs, epoch, sink, None, give_up=time.monotonic() + self.settings.interrupt_grace)
-        if len(replies) < len(labs):
-            _warn(f"labs {lab_ranges(sorted(labs - set(replies)))} did not stop {when} "
-                  "(busy in compiled code); restarting the pool.")
-            self._teardown()
-            self.state = "dead"
-            self._start()
+    def _drain(self, ints: _Interrupts) -> None:
+        """Finish labs that still owe a reply (after Ctrl-C, a give-up, or an exception
+        that ended a wait early); restart the pool if they do not stop in time, or at
+        once if Ctrl-C is pressed meanwhile."""
+        owing, why = dict(self._owing), self._owing_why or "after an interrupted request"
+        self._renew_comm = True
+        for epoch in sorted(set(owing.values())):
+            labs = {lab for lab, e in owing.items() if e == epoch}
+            self._abort(labs, epoch, "interrupt")
+            deadline = time.monotonic() + self.settings.interrupt_grace
+            try:
+                self._collect(labs, epoch, lambda *a: None if ints.pending else print_sink(*a), None,
+                              _Interrupts(), give_up=deadline)
+            except LabDiedError:  # torn down: ensure_running starts a fresh pool
+                self._owing, self._owing_why = {}, ""
+                return
+            except (SpmdError, KeyboardInterrupt):
+                pass
+            if ints.pending:
+                break
+        left = sorted(lab for lab in owing if lab in self._owing)
+        if left:
+            busy = "" if ints.pending else " (busy in compiled code)"
+            self._restart(f"labs {lab_ranges(left)} did not stop {why}{busy}")
+        self._owing, self._owing_why = {}, ""
+        if ints.pending:
+            raise KeyboardInterrupt
 
     def _lab_died(self) -> None:
         """A lab's socket closed: collect exit reports, tear down, raise LabDiedError."""
         self.state = "dead"
         deadline = time.monotonic() + 1.5
-        self._listener.settimeout(0.05)
-        while time.monotonic() < deadline:
-            try:
-                sock, _ = self._listener.accept()
-                chan = protocol.server_handshake(sock, self._authkey, timeout=1.0)
-                hello = chan.recv()
-                chan.close()
-                if hello[0] == "exit":
-                    self._exits[hello[1] + 1] = hello[2]
-            except (socket.timeout, ChannelClosed, OSError):
+        sel = selectors.DefaultSelector()
+        for lab, chan in self.watch.items():
+            sel.register(chan.sock, selectors.EVENT_READ, lab)
+        with sel:
+            while time.monotonic() < deadline and sel.get_map():
                 if self._exits and self._proc.poll() is not None:
                     break
+                for key, _ in sel.select(0.05):
+                    try:
+                        msg = self.watch[key.data].recv()
+                    except (ChannelClosed, Undecodable):
+                        sel.unregister(key.fileobj)
+                        continue
+                    if isinstance(msg, Exit):
+                        self._exits[key.data] = msg.status
         self._teardown()
         statuses: dict[int, int | None] = dict(self._exits)
         if statuses:
@@ -475,6 +530,17 @@ class Pool:
             "the next spmd block starts a fresh pool.", statuses) from None
 
 
+def _unsendable(block: Block, exc: Exception) -> TypeError:
+    """The error for a block whose inputs cannot be pickled, naming the first such input."""
+    for name, spec in block.inputs.items():
+        value = spec.value
+        try:
+            protocol.dumps(value, True)
+        except Exception as error:
+            return TypeError(f"spmd cannot send {name!r} (a {type(value).__name__}) to the labs: {error}")
+    return TypeError(f"spmd cannot send the block to the labs: {exc}")
+
+
 _live_pools: "weakref.WeakSet[Pool]" = weakref.WeakSet()
 _current: dict[str, Pool] = {}
 
@@ -482,6 +548,9 @@ _current: dict[str, Pool] = {}
 def parpool(n: int | None = None, **options: Any) -> Pool:
     """Start a pool of ``n`` labs (default ``SPMDLAB_NUM_LABS``, else the CPU count) and
     make it the current pool. Usable as ``with parpool(4) as pool:``."""
+    from .runtime import refuse_on_lab
+
+    refuse_on_lab("parpool")
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
         raise ValueError(f"a pool needs a positive whole number of labs, got {n!r}")
     pool = Pool(n, **options)
@@ -491,6 +560,9 @@ def parpool(n: int | None = None, **options: Any) -> Pool:
 
 def gcp(create: bool = True) -> Pool | None:
     """The current pool; with ``create`` (default) start the default pool if there is none."""
+    from .runtime import refuse_on_lab
+
+    refuse_on_lab("gcp")
     pool = _current.get("pool")
     if pool is None or pool.state == "closed":
         return parpool() if create else None

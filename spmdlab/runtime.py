@@ -71,3 +71,11 @@ def numlabs() -> int:
 
 spmdIndex = labindex
 spmdSize = numlabs
+
+
+def refuse_on_lab(what: str) -> None:
+    """Raise the "nested spmd" error when ``what`` (spmd, parpool, ...) is reached on a lab:
+    a lab never starts a pool of its own."""
+    if state.on_lab:
+        raise RuntimeError(f"nested spmd: {what} was reached inside an spmd block, on a lab; spmd blocks "
+                           "cannot be nested (run the inner code directly, it already runs on every lab)")

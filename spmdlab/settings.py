@@ -5,7 +5,7 @@
 | ``SPMDLAB_NUM_LABS`` | default pool size | CPU count |
 | ``SPMDLAB_MPIEXEC`` | launcher command (may hold arguments, e.g. ``srun --mpi=pmi2``) | ``mpiexec`` next to ``sys.executable``, else on ``PATH`` |
 | ``SPMDLAB_MPIEXEC_ARGS`` | extra launcher arguments (``-f hosts``) | none |
-| ``SPMDLAB_HOST`` | listen on TCP at this address so labs on other hosts can connect | local AF_UNIX socket |
+| ``SPMDLAB_HOST`` | listen on TCP at this address so labs on other hosts can connect (``0.0.0.0``/``::``: every interface, labs told this machine's name; IPv6 literals work) | local AF_UNIX socket |
 | ``SPMDLAB_BLAS_THREADS`` | BLAS/OpenMP threads per lab | 1 |
 | ``SPMDLAB_START_TIMEOUT`` | seconds to wait for all labs to connect | 60 |
 | ``SPMDLAB_INTERRUPT_GRACE`` | seconds labs get to stop after Ctrl-C before the pool is restarted | 1 |
@@ -13,6 +13,7 @@
 """
 from __future__ import annotations
 
+import numbers
 import os
 import shlex
 import shutil
@@ -84,12 +85,35 @@ class Settings:
             "environment, put mpiexec on PATH, or set SPMDLAB_MPIEXEC"
         )
 
+    def launcher_args(self) -> list[str]:
+        """Extra launcher arguments (hostfile, ...)."""
+        return list(self.mpiexec_args)
+
+    def is_local(self) -> bool:
+        """True for a pool on this machine only: default launcher, no hosts, no TCP."""
+        return self.host is None and not self.mpiexec_args and not self.mpiexec
+
     def lab_environment(self) -> dict[str, str]:
         env = dict(os.environ)
         for name in _BLAS_VARS:
             env[name] = str(self.blas_threads)
         env["SPMDLAB_STAGING_MB"] = repr(self.staging_mb)  # the labs read it (comm.init)
+        if self.is_local() and "UCX_TLS" not in env and not env.get("MPIR_CVAR_NOLOCAL"):
+            # One machine: UCX needs no TCP transport, so the labs open no listening
+            # sockets on external interfaces (hydra's own control port cannot be kept local).
+            env["UCX_TLS"] = "self,sm"
         return env
+
+
+def check_timeout(timeout: object) -> float | None:
+    """``timeout=`` of spmd: None, or a positive finite number of seconds."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
+        raise TypeError(f"timeout must be a number of seconds or None, got {type(timeout).__name__} {timeout!r}")
+    if not (0 < float(timeout) < float("inf")):
+        raise ValueError(f"timeout must be a positive, finite number of seconds, got {timeout!r}")
+    return float(timeout)
 
 
 def load(**overrides: Any) -> Settings:

@@ -16,30 +16,13 @@ from typing import Any, Callable
 from . import runtime
 from .blocksource import read_body
 from .composite import Composite
-from .protocol import Block
+from .execute import run_block
+from .labcalls import Ref
+from .settings import check_timeout
 
 
 class _SkipBody(Exception):
     pass
-
-
-def _input_spec(value: Any, pool) -> tuple:
-    if isinstance(value, types.ModuleType) and value.__name__ != "__main__":
-        return ("mod", value.__name__)
-    hook = getattr(type(value), "_spmdlab_input", None)
-    if hook is not None:
-        return hook(value, pool)
-    return ("val", value)
-
-
-def _output_value(pool, key: int, summaries: dict[int, tuple], nlabs: int) -> Any:
-    """A Composite, or a distributed array when every lab of the block holds a
-    codistributed part of it."""
-    if len(summaries) == nlabs and all(s[0] == "codist" for s in summaries.values()):
-        from .distributed import distributed
-
-        return distributed._from_labs(pool, key, summaries[1])
-    return Composite._from_labs(pool, key, summaries)
 
 
 def _write_back(frame: types.FrameType, values: dict[str, Any]) -> None:
@@ -92,10 +75,11 @@ class spmd:
     def __init__(self, m: int | None = None, n: int | None = None, *, pool=None,
                  timeout: float | None = None):
         _check_counts(m, n)
-        self.m, self.n, self.pool, self.timeout = m, n, pool, timeout
+        self.m, self.n, self.pool, self.timeout = m, n, pool, check_timeout(timeout)
         self._frame: types.FrameType | None = None
 
     def __enter__(self) -> None:
+        runtime.refuse_on_lab("with spmd()")
         frame = sys._getframe(1)
         body = read_body(frame.f_code.co_filename, frame.f_lineno, frame.f_globals)
         self._frame = frame
@@ -126,22 +110,12 @@ class spmd:
         inputs = {}
         for name in body.reads:
             if name in local_vars:
-                inputs[name] = _input_spec(local_vars[name], pool)
+                inputs[name] = local_vars[name]
             elif name in global_vars:
-                inputs[name] = _input_spec(global_vars[name], pool)
-        outputs = {name: pool.new_key() for name in body.writes}
-        block = Block(epoch=0, source=body.source, filename=body.filename, firstlineno=body.firstlineno,
-                      inputs=inputs, outputs=outputs, nlabs=nlabs if nlabs < pool.numlabs else 0)
-        replies = pool.run(block, timeout=self.timeout)
-        results = {}
-        for name, key in outputs.items():
-            summaries = {lab: r[2]["summaries"][name] for lab, r in replies.items()
-                         if r[2] and name in r[2]["summaries"]}
-            if summaries:
-                results[name] = _output_value(pool, key, summaries, nlabs)
-            else:
-                pool.free_later(key, pool.generation)
-        return results
+                inputs[name] = global_vars[name]
+        outcome = run_block(pool, source=body.source, filename=body.filename, firstlineno=body.firstlineno,
+                            inputs=inputs, outputs=body.writes, nlabs=nlabs, timeout=self.timeout)
+        return outcome.values
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         frame, self._frame = self._frame, None
@@ -173,23 +147,17 @@ def spmd_run(fn: Callable, *args: Any, n: int | None = None, pool=None, timeout:
     """
     from .pool import gcp
 
+    runtime.refuse_on_lab("spmd_run")
+    timeout = check_timeout(timeout)
     pool = pool if pool is not None else gcp()
     pool.ensure_running()
     nlabs = _block_size(n, None, pool.numlabs)
-    inputs = {"__spmd_fn": ("val", fn)}
-    call = []
-    for i, arg in enumerate(args):
-        inputs[f"__spmd_a{i}"] = _input_spec(arg, pool)
-        call.append(f"__spmd_a{i}")
-    for name, arg in kwargs.items():
-        inputs[f"__spmd_k_{name}"] = _input_spec(arg, pool)
-        call.append(f"{name}=__spmd_k_{name}")
-    key = pool.new_key()
-    block = Block(epoch=0, source=f"ans = __spmd_fn({', '.join(call)})\n", filename="<spmd_run>",
-                  inputs=inputs, outputs={"ans": key}, nlabs=nlabs if nlabs < pool.numlabs else 0)
-    replies = pool.run(block, timeout=timeout)
-    summaries = {lab: r[2]["summaries"]["ans"] for lab, r in replies.items() if r[2] and "ans" in r[2]["summaries"]}
-    return _output_value(pool, key, summaries, nlabs)
+    inputs = {f"a{i}": arg for i, arg in enumerate(args)}
+    inputs.update({f"k_{name}": arg for name, arg in kwargs.items()})
+    call = (fn, tuple(Ref(f"a{i}") for i in range(len(args))), {name: Ref(f"k_{name}") for name in kwargs})
+    outcome = run_block(pool, call=call, filename="<spmd_run>", inputs=inputs, outputs=["ans"], nlabs=nlabs,
+                        timeout=timeout)
+    return outcome.values.get("ans")
 
 
 labindex = runtime.labindex

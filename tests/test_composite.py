@@ -57,12 +57,15 @@ def test_lab_values_freed_when_last_reference_goes(pool4):
     with spmd(pool=pool4):
         big = np.ones(1000) * labindex()
     key = big._key
-    assert pool4.request(2, ("get", key))[0] == "value"
+    from spmdlab.protocol import Get, Reply
+
+    assert pool4.request(2, Get(key)).kind == "value"
     del big
     gc.collect()
     with spmd(pool=pool4):  # frees travel with the next command
         pass
-    assert pool4.request(2, ("get", key)) == ("missing", key)
+    reply = pool4.request(2, Get(key))
+    assert reply == Reply("missing", 2, reply.epoch, key)
 
 
 def test_composite_of_closed_pool_reports_loss():

@@ -31,8 +31,10 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 def stored_keys(pool):
     """The keys each lab stores (reads the lab server's store through a call)."""
-    replies = pool.request_many({lab: ("call", _store_keys, None, (), {}) for lab in range(1, pool.numlabs + 1)})
-    return {lab: r[1] for lab, r in replies.items()}
+    from spmdlab.protocol import Call
+
+    replies = pool.request_many({lab: Call(_store_keys, None) for lab in range(1, pool.numlabs + 1)})
+    return {lab: r.result for lab, r in replies.items()}
 
 
 def _store_keys(_):
@@ -226,10 +228,11 @@ def test_forwarding_runs_the_operation_on_the_labs(pools):
     P = pools(2)
     D = distributed(np.arange(6.0), pool=P)
     assert np.array_equal(gather(D.astype(np.int64)), np.arange(6))
-    from spmdlab.distributed import _call_method, _run
-    assert _run(_call_method, (D, "__len__")) == 6  # non-codistributed result: lab 1's value
+    from spmdlab.distributed import _run
+    from spmdlab.labcalls import call_method
+    assert _run(call_method, (D, "__len__")) == 6  # non-codistributed result: lab 1's value
     with pytest.raises(SpmdError, match=r"labs 1-2[\s\S]*AttributeError"):
-        _run(_call_method, (D, "no_such_method"))
+        _run(call_method, (D, "no_such_method"))
 
 
 @pytest.mark.parametrize("n", [1, 3, 4])

@@ -33,7 +33,7 @@ def test_output_streams_while_the_block_runs(pool2):
         seen.append((time.monotonic(), lab, text))
 
     start = time.monotonic()
-    pool2.run(Block(epoch=0, source="import time\nprint('early', flush=True)\ntime.sleep(1.0)\nprint('late')\n"),
+    pool2.run(Block(source="import time\nprint('early', flush=True)\ntime.sleep(1.0)\nprint('late')\n"),
               sink=sink)
     early = [t for t, lab, text in seen if "early" in text]
     late = [t for t, lab, text in seen if "late" in text]

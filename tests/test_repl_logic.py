@@ -443,16 +443,21 @@ class FakePool:
         return self.request_many({lab: message})[lab]
 
     def request_many(self, messages):
+        from spmdlab.protocol import Get, Reply, Set
+
         replies = {}
         for lab, msg in messages.items():
-            if msg[0] == "get":
-                replies[lab] = ("value", self.store[lab][msg[1]]) if msg[1] in self.store[lab] else ("missing",)
-            elif msg[0] == "set":
-                self.store[lab][msg[1]] = msg[2]
-                replies[lab] = ("ok", None)
+            if isinstance(msg, Get):
+                replies[lab] = (Reply("value", lab, 1, self.store[lab][msg.key]) if msg.key in self.store[lab]
+                                else Reply("missing", lab, 1, msg.key))
+            elif isinstance(msg, Set):
+                self.store[lab][msg.key] = msg.value
+                replies[lab] = Reply("ok", lab, 1, None)
         return replies
 
     def run(self, block, labs=None, sink=None, timeout=None):
+        from spmdlab.protocol import Done, Reply, Summary
+
         self.blocks.append(block)
         if self.die_next:
             self.die_next = False
@@ -467,7 +472,8 @@ class FakePool:
         for lab in labs or range(1, self.numlabs + 1):
             ns = self.ws[lab]
             ns["labindex"] = lambda lab=lab: lab
-            for name, (kind, value) in block.inputs.items():
+            for name, spec in block.inputs.items():
+                kind, value = spec.kind, spec.value
                 if kind == "ref":
                     if value in self.store[lab]:
                         ns[name] = self.store[lab][value]
@@ -496,8 +502,8 @@ class FakePool:
             for name, key in block.outputs.items():
                 if name in ns:
                     self.store[lab][key] = ns[name]
-                    summaries[name] = ("scalar",)
-            replies[lab] = ("done", 1, {"summaries": summaries, "echo": repr(value) if value is not None else None})
+                    summaries[name] = Summary("scalar", "object")
+            replies[lab] = Reply("done", lab, 1, Done(summaries, repr(value) if value is not None else None))
         if errors:
             exc = SpmdError.from_lab_errors(errors)
             if self.error_replies:
