@@ -98,6 +98,7 @@ def _handlers() -> dict:
         np.cumprod: lambda a, axis=None, dtype=None, out=None: _scan(a, "prod", axis, dtype, out),
         np.nonzero: lambda a: _nonzero(a),
     }
+    table.update(__import__("spmdlab.codist.fft", fromlist=["HANDLERS"]).HANDLERS)  # issue 13: np.fft.*
     return table
 
 
