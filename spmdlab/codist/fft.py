@@ -212,11 +212,11 @@ def _transform(D: Any, steps: List[_Step], norm: Optional[str], out: Any = None,
             step = pending.pop(here[0])
             local, own = _local(step.kind, local, step.axis, step.n, norm, own), True
             shape = shape[:step.axis] + (local.shape[step.axis],) + shape[step.axis + 1:]
-            if _is_1d(codist):
-                codist = _codist_1d(d, codist.Partition, shape)
+            if _is_1d(codist):  # (one lab: the distributed axis may change length)
+                codist = _codist_1d(d, codist.Partition if step.axis != d else [shape[d]], shape)
             continue
         step = pending[runnable[0]]
-        if math.prod(shape) == shape[step.axis]:  # a vector: four-step / Bluestein
+        if math.prod(shape[:step.axis] + shape[step.axis + 1:]) == 1:  # a vector: four-step / Bluestein
             pending.pop(runnable[0])
             x = local.reshape(-1) if own else local.reshape(-1).copy()
             y, part = _vector_step(step, x, codist.Partition, norm)
@@ -235,12 +235,12 @@ def _transform(D: Any, steps: List[_Step], norm: Optional[str], out: Any = None,
         dim = orig.Dimension - 1
         same = shape[dim] == orig.GlobalSize[dim]
         target = _codist_1d(dim, orig.Partition if same else fb.default_partition(shape[dim], p), shape)
+    if p == 1:  # one lab holds the whole array in any layout
+        codist = target
     if out is not None:
         return _into(out, local, codist, shape, what)
     if not transposed and codist != target:
         local, codist = fb.move(local, codist, target), target
-    elif codist != target and p == 1:
-        codist = target
     if not own:
         local = local.copy()
     return fb.wrap(local, codist)

@@ -312,13 +312,24 @@ def _chirp_spectrum(n: int, m1: int, m2: int, sign: int, lab: int, p: int, dtype
     return nat_to_spec(b, m1, m2, -1)
 
 
-def vector_dft(local: np.ndarray, part: Partition, n: int, sign: int) -> Tuple[np.ndarray, Partition]:
+def _comm_id(p: int) -> int:
+    """The block communicator's identity (a renewed one after an abort: a fresh cache)."""
+    if p == 1:
+        return 0
+    from spmdlab import comm
+
+    return id(comm.block())
+
+
+def vector_dft(local: np.ndarray, part: Partition, n: int, sign: int,
+               how: Optional[Plan] = None) -> Tuple[np.ndarray, Partition]:
     """The unnormalized DFT (``sign`` -1 forward, +1 inverse) of a vector of length
     ``sum(part)``, cut or zero-padded to ``n`` first (numpy's ``n``). ``local`` is a
     complex part; returns this lab's part and the result's partition (the default one
-    of n). Never more than about one local part of the vector on any lab."""
+    of n). Never more than about one local part of the vector on any lab. ``how``
+    overrides ``plan(n, numlabs)`` (tests run the four-step and Bluestein on one lab)."""
     lab, p = _here()
-    pl = plan(n, p)
+    pl = plan(n, p) if how is None else how
     target = default_partition(n, p)
     if pl.kind == "local":  # one lab
         x = resize_vector(local, part, n, [n])
@@ -333,16 +344,14 @@ def vector_dft(local: np.ndarray, part: Partition, n: int, sign: int) -> Tuple[n
     # A·B, inverse DFT_M back to natural order, X[k] = c[k]·conv[k] / M for k < n.
     m1, m2, m = pl.N1, pl.N2, pl.M
     rows = [r * m2 for r in _rows_part(m1, p)]
-    a = resize_vector(local, part, m, rows)
+    a = resize_vector(local, part, m, rows, valid=n)
     lo = sum(rows[:lab - 1])
     j = np.arange(lo, lo + rows[lab - 1], dtype=np.int64)
     valid = j < n
     a[valid] *= _unit(j[valid] * j[valid], 2 * n, sign, a.dtype)
     spec = nat_to_spec(a, m1, m2, -1)
     del a
-    from spmdlab import comm  # (the block's communicator: a renewed one is a fresh cache)
-
-    spec *= _chirp_spectrum(n, m1, m2, sign, lab, p, spec.dtype.str, id(comm.block()))
+    spec *= _chirp_spectrum(n, m1, m2, sign, lab, p, spec.dtype.str, _comm_id(p))
     conv = spec_to_nat(spec, m1, m2, +1)
     del spec
     conv[valid] *= _unit(j[valid] * j[valid], 2 * n, sign, conv.dtype) * (1.0 / m)
