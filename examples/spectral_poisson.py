@@ -25,7 +25,8 @@ import numpy as np
 from common import check, check_close, labs_text, parse_args, ranges, report
 from spmdlab import codistributed, gather, getCodistributor, getLocalPart, globalIndices, parpool, spmd
 
-args = parse_args(__doc__, size=64, size_help="grid points per side", min_size=4, one_per_lab="column")
+args = parse_args(__doc__, size=64, size_help="grid points per side (at least 11: the modes go up to 5)",
+                  min_size=11, one_per_lab="column")
 n = args.size
 h = 2 * np.pi / n
 
