@@ -173,7 +173,7 @@ def _first_steps(pending: List[_Step]) -> List[int]:
         if s.axis in seen:
             continue
         seen.add(s.axis)
-        if s.kind == "c2r" and i != len(pending) - 1:
+        if s.kind == "c2r" and len(pending) > 1:
             continue
         out.append(i)
     return out
