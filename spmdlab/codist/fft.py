@@ -125,20 +125,22 @@ def _local(kind: str, x: np.ndarray, axis: int, n: int, norm: Optional[str], own
     return sfft.irfft(x, n, axis, norm, workers=1)
 
 
-def _vector_step(step: _Step, x: np.ndarray, part: List[int], norm: Optional[str]) -> Tuple[np.ndarray, List[int]]:
-    """One transform of a distributed vector (four-step / Bluestein); ``x`` is owned."""
+def _vector_step(step: _Step, x: np.ndarray, own: bool, part: List[int],
+                 norm: Optional[str]) -> Tuple[np.ndarray, List[int]]:
+    """One transform of a distributed vector (four-step / Bluestein); ``own``: x may be
+    overwritten."""
     lab, p = fb._here()
     kind, n = step.kind, step.n
     if kind in ("c2c-", "c2c+"):
-        x = x.astype(np.result_type(x.dtype, np.complex64), copy=False)
-        y, part = fb.vector_dft(x, part, n, -1 if kind == "c2c-" else 1)
+        cx = x.astype(np.result_type(x.dtype, np.complex64), copy=False)
+        y, part = fb.vector_dft(cx, part, n, -1 if kind == "c2c-" else 1, owned=own or cx is not x)
         f = _scale(kind == "c2c-", n, norm)
         if f != 1.0:
             y *= f
         return y, part
     if kind == "r2c":
         x = x.astype(np.result_type(x.dtype, np.complex64))
-        y, full = fb.vector_dft(x, part, n, -1)
+        y, full = fb.vector_dft(x, part, n, -1, owned=True)
         f = _scale(True, n, norm)
         if f != 1.0:
             y *= f
@@ -148,12 +150,12 @@ def _vector_step(step: _Step, x: np.ndarray, part: List[int], norm: Optional[str
     # Z[n/2] = X[n/2] (n even), 0 beyond: numpy's irfft without the mirrored half.
     target = fb.default_partition(n, p)
     z = fb.resize_vector(x, part, n, target, valid=n // 2 + 1)
-    if z is x:
+    if z is x and not own:
         z = z.copy()
     lo = sum(target[:lab - 1])
     k = np.arange(lo, lo + target[lab - 1])
     z[(k >= 1) & (k <= (n - 1) // 2)] *= 2
-    y, part = fb.vector_dft(z, target, n, 1)
+    y, part = fb.vector_dft(z, target, n, 1, owned=True)
     del z
     r = np.ascontiguousarray(y.real)
     f = _scale(False, n, norm)
@@ -202,6 +204,8 @@ def _transform(D: Any, steps: List[_Step], norm: Optional[str], out: Any = None,
     if not _is_1d(codist) and p > 1:  # 2dbc: work in a 1-D layout
         first = pending[0].axis if pending else 0
         e = _choose_dim(shape, pending, first, p)
+        if math.prod(shape) == shape[first] and shape[first] > 1:  # a vector: keep it spread
+            e = first
         new = _codist_1d(e, fb.default_partition(shape[e], p), shape)
         local, codist, own = fb.move(local, codist, new), new, True
     while pending:
@@ -218,8 +222,7 @@ def _transform(D: Any, steps: List[_Step], norm: Optional[str], out: Any = None,
         step = pending[runnable[0]]
         if math.prod(shape[:step.axis] + shape[step.axis + 1:]) == 1:  # a vector: four-step / Bluestein
             pending.pop(runnable[0])
-            x = local.reshape(-1) if own else local.reshape(-1).copy()
-            y, part = _vector_step(step, x, codist.Partition, norm)
+            y, part = _vector_step(step, local.reshape(-1), own, codist.Partition, norm)
             shape = shape[:step.axis] + (sum(part),) + shape[step.axis + 1:]
             local_shape = list(shape)
             local_shape[step.axis] = part[lab - 1]

@@ -322,17 +322,20 @@ def _comm_id(p: int) -> int:
 
 
 def vector_dft(local: np.ndarray, part: Partition, n: int, sign: int,
-               how: Optional[Plan] = None) -> Tuple[np.ndarray, Partition]:
+               how: Optional[Plan] = None, owned: bool = False) -> Tuple[np.ndarray, Partition]:
     """The unnormalized DFT (``sign`` -1 forward, +1 inverse) of a vector of length
     ``sum(part)``, cut or zero-padded to ``n`` first (numpy's ``n``). ``local`` is a
     complex part; returns this lab's part and the result's partition (the default one
     of n). Never more than about one local part of the vector on any lab. ``how``
-    overrides ``plan(n, numlabs)`` (tests run the four-step and Bluestein on one lab)."""
+    overrides ``plan(n, numlabs)`` (tests run the four-step and Bluestein on one lab);
+    ``owned``: ``local`` may be overwritten (else it is left as it is)."""
     lab, p = _here()
     pl = plan(n, p) if how is None else how
     target = default_partition(n, p)
     if pl.kind == "local":  # one lab
         x = resize_vector(local, part, n, [n])
+        if x is local and not owned:
+            x = x.copy()
         return _local_fft(x, 0, sign), [n]
     if pl.kind == "fourstep":
         rows = [r * pl.N2 for r in _rows_part(pl.N1, p)]
@@ -345,6 +348,8 @@ def vector_dft(local: np.ndarray, part: Partition, n: int, sign: int,
     m1, m2, m = pl.N1, pl.N2, pl.M
     rows = [r * m2 for r in _rows_part(m1, p)]
     a = resize_vector(local, part, m, rows, valid=n)
+    if a is local and not owned:
+        a = a.copy()
     lo = sum(rows[:lab - 1])
     j = np.arange(lo, lo + rows[lab - 1], dtype=np.int64)
     valid = j < n
