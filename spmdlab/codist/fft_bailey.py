@@ -250,6 +250,16 @@ def _rows_part(n1: int, p: int) -> Partition:
     return default_partition(n1, p)
 
 
+def _slab(a: np.ndarray, n1: int, n2: int, to_cols: bool) -> np.ndarray:
+    """The n1 x n2 matrix's part moved from rows to columns (or back): one all-to-all."""
+    lab, p = _here()
+    if p == 1:
+        return a.reshape(n1, n2)
+    from . import fft_exchange
+
+    return fft_exchange.slab_transpose(a, n1, n2, _rows_part(n1, p), default_partition(n2, p), to_cols)
+
+
 def nat_to_spec(x: np.ndarray, n1: int, n2: int, sign: int) -> np.ndarray:
     """Four-step, first half: x in natural order, rows layout of the n1 x n2 matrix
     (this lab's part: a contiguous piece of whole rows) -> ``W[k1, k2] = X[k1 + n1·k2]``
@@ -257,11 +267,12 @@ def nat_to_spec(x: np.ndarray, n1: int, n2: int, sign: int) -> np.ndarray:
     lab, p = _here()
     rows, cols = _rows_part(n1, p), default_partition(n2, p)
     shape = (n1, n2)
-    a = x.reshape(rows[lab - 1], n2)
-    a = move(a, _codist1d(1, rows, shape), _codist1d(2, cols, shape))
+    a = _slab(x.reshape(rows[lab - 1], n2), n1, n2, True)
+    if np.may_share_memory(a, x):  # one lab: nothing moved
+        a = a.copy()
     a = _local_fft(a, 0, sign)
     _twiddle(a, 0, sum(cols[:lab - 1]), n1 * n2, sign)
-    a = move(a, _codist1d(2, cols, shape), _codist1d(1, rows, shape))
+    a = _slab(a, n1, n2, False)
     return _local_fft(a, 1, sign)
 
 
@@ -273,10 +284,8 @@ def spec_to_nat(w: np.ndarray, n1: int, n2: int, sign: int) -> np.ndarray:
     shape = (n1, n2)
     a = _local_fft(w, 1, sign)
     _twiddle(a, sum(rows[:lab - 1]), 0, n1 * n2, sign)
-    a = move(a, _codist1d(1, rows, shape), _codist1d(2, cols, shape))
-    a = _local_fft(a, 0, sign)
-    a = move(a, _codist1d(2, cols, shape), _codist1d(1, rows, shape))
-    return a.reshape(-1)
+    a = _local_fft(_slab(a, n1, n2, True), 0, sign)
+    return _slab(a, n1, n2, False).reshape(-1)
 
 
 def spec_order_to_nat(w: np.ndarray, n1: int, n2: int) -> Tuple[np.ndarray, Partition]:
