@@ -38,5 +38,5 @@ __all__ += [
 ]
 
 # issue 13: MATLAB's FFT names (numpy's np.fft.* work on codistributed/distributed arrays as they are)
-from .codist.fft import matlab_fft as fft, matlab_fft2 as fft2, matlab_fftn as fftn, matlab_ifft as ifft, matlab_ifft2 as ifft2, matlab_ifftn as ifftn  # noqa: E402,E501
+from .codist.fft_matlab import matlab_fft as fft, matlab_fft2 as fft2, matlab_fftn as fftn, matlab_ifft as ifft, matlab_ifft2 as ifft2, matlab_ifftn as ifftn  # noqa: E402,E501
 __all__ += ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn"]

@@ -4,7 +4,8 @@ numpy's ``np.fft`` functions work on codistributed arrays through ``__array_func
 (``HANDLERS``, consulted by ``CodistOps``), with numpy's ``n``/``s``, ``axis``/``axes``,
 ``norm`` and ``out`` and its dtypes (float32 in, complex64 out); MATLAB's ``fft(X, n,
 dim)``, ``ifft(X, n, dim, 'symmetric')``, ``fft2``, ``ifft2``, ``fftn``, ``ifftn`` (1-based
-``dim``, default the first non-singleton dimension) are here too, exported by spmdlab.
+``dim``, default the first non-singleton dimension) are in ``fft_matlab``, exported by
+spmdlab.
 At the client, both work on ``distributed`` arrays (the call runs on the labs).
 
 The algorithms are the classic transpose-based ones (e.g. C. Van Loan, "Computational
@@ -48,9 +49,7 @@ from numpy.lib.array_utils import normalize_axis_index
 from . import fft_bailey as fb
 
 __all__ = ["HANDLERS", "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",
-           "irfft2", "fftn", "ifftn", "rfftn", "irfftn", "fftshift", "ifftshift",
-           "matlab_fft", "matlab_ifft", "matlab_fft2", "matlab_ifft2", "matlab_fftn",
-           "matlab_ifftn"]
+           "irfft2", "fftn", "ifftn", "rfftn", "irfftn", "fftshift", "ifftshift"]
 
 _NORMS = (None, "backward", "ortho", "forward")
 _SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
@@ -490,102 +489,3 @@ HANDLERS = {
     np.fft.rfftn: rfftn, np.fft.irfftn: irfftn, np.fft.fftshift: fftshift,
     np.fft.ifftshift: ifftshift,
 }
-
-
-# --------------------------------------------------------------------------- MATLAB's names
-def _matlab_dim(X, dim, axis) -> int:
-    from ..checks import dim_to_axis
-
-    shape = tuple(np.shape(X)) if not (_is_codist(X) or _is_client(X)) else tuple(X.shape)
-    first = next((k for k, v in enumerate(shape) if v != 1), 0)
-    return dim_to_axis(dim, axis, len(shape), default=first)
-
-
-def _flag(flag: Optional[str], what: str) -> bool:
-    if flag is None or flag == "nonsymmetric":
-        return False
-    if flag == "symmetric":
-        return True
-    raise ValueError(f"{what}: the option must be 'symmetric' or 'nonsymmetric', got {flag!r}")
-
-
-def _plain(X) -> bool:
-    return not (_is_codist(X) or _is_client(X))
-
-
-def matlab_fft(X, n=None, dim=None, *, axis=None, transposed=False):
-    """MATLAB's ``fft(X, n, dim)``: along ``dim`` (1-based; default the first dimension
-    that is not 1), cut or zero-padded to ``n`` (None for MATLAB's ``[]``)."""
-    ax = _matlab_dim(X, dim, axis)
-    if _plain(X):
-        return np.fft.fft(X, n, ax)
-    return fft(X, n, ax, transposed=transposed)
-
-
-def matlab_ifft(X, n=None, dim=None, symflag=None, *, axis=None, transposed=False):
-    """MATLAB's ``ifft(X, n, dim)`` and ``ifft(..., 'symmetric')`` (X taken as conjugate
-    symmetric: a real result, from the first half of X as ``irfft``)."""
-    if isinstance(n, str):
-        n, symflag = None, n
-    elif isinstance(dim, str):
-        dim, symflag = None, dim
-    sym = _flag(symflag, "ifft")
-    ax = _matlab_dim(X, dim, axis)
-    if _plain(X):
-        m = X.shape[ax] if n is None else n
-        return np.fft.irfft(X, m, ax) if sym else np.fft.ifft(X, n, ax)
-    if sym:
-        return irfft(X, X.shape[ax] if n is None else n, ax, transposed=transposed)
-    return ifft(X, n, ax, transposed=transposed)
-
-
-def _size2(X, m, n):
-    if m is None and n is None:
-        return None
-    if m is None or n is None:
-        raise TypeError("fft2(X, m, n) needs both m and n")
-    return [m, n]
-
-
-def matlab_fft2(X, m=None, n=None, *, transposed=False):
-    """MATLAB's ``fft2(X)`` / ``fft2(X, m, n)``: the first two dimensions."""
-    s = _size2(X, m, n)
-    if _plain(X):
-        return np.fft.fft2(X, s, axes=(0, 1))
-    return fft2(X, s, axes=(0, 1), transposed=transposed)
-
-
-def matlab_ifft2(X, m=None, n=None, symflag=None, *, transposed=False):
-    """MATLAB's ``ifft2(X, m, n)``, ``ifft2(..., 'symmetric')``."""
-    if isinstance(m, str):
-        m, symflag = None, m
-    sym = _flag(symflag, "ifft2")
-    s = _size2(X, m, n) or [X.shape[0], X.shape[1]]
-    if _plain(X):
-        return np.fft.irfft2(X, s, axes=(0, 1)) if sym else np.fft.ifft2(X, s, axes=(0, 1))
-    if sym:
-        return irfft2(X, s, axes=(0, 1), transposed=transposed)
-    return ifft2(X, s, axes=(0, 1), transposed=transposed)
-
-
-def matlab_fftn(X, siz=None, *, transposed=False):
-    """MATLAB's ``fftn(X)`` / ``fftn(X, siz)``: every dimension."""
-    axes = list(range(len(siz) if siz is not None else np.ndim(X) if _plain(X) else X.ndim))
-    if _plain(X):
-        return np.fft.fftn(X, siz, axes)
-    return fftn(X, siz, axes, transposed=transposed)
-
-
-def matlab_ifftn(X, siz=None, symflag=None, *, transposed=False):
-    """MATLAB's ``ifftn(X, siz)``, ``ifftn(..., 'symmetric')``."""
-    if isinstance(siz, str):
-        siz, symflag = None, siz
-    sym = _flag(symflag, "ifftn")
-    shape = tuple(np.shape(X)) if _plain(X) else tuple(X.shape)
-    siz = list(shape) if siz is None else list(siz)
-    axes = list(range(len(siz)))
-    if _plain(X):
-        return np.fft.irfftn(X, siz, axes) if sym else np.fft.ifftn(X, siz, axes)
-    if sym:
-        return irfftn(X, siz, axes, transposed=transposed)
-    return ifftn(X, siz, axes, transposed=transposed)

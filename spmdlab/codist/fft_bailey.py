@@ -252,7 +252,7 @@ def _rows_part(n1: int, p: int) -> Partition:
 
 def _slab(a: np.ndarray, n1: int, n2: int, to_cols: bool) -> np.ndarray:
     """The n1 x n2 matrix's part moved from rows to columns (or back): one all-to-all."""
-    lab, p = _here()
+    _, p = _here()
     if p == 1:
         return a.reshape(n1, n2)
     from . import fft_exchange
@@ -266,7 +266,6 @@ def nat_to_spec(x: np.ndarray, n1: int, n2: int, sign: int) -> np.ndarray:
     by rows of k1, X the unnormalized DFT with ``sign``. Two all-to-alls."""
     lab, p = _here()
     rows, cols = _rows_part(n1, p), default_partition(n2, p)
-    shape = (n1, n2)
     a = _slab(x.reshape(rows[lab - 1], n2), n1, n2, True)
     if np.may_share_memory(a, x):  # one lab: nothing moved
         a = a.copy()
@@ -280,8 +279,7 @@ def spec_to_nat(w: np.ndarray, n1: int, n2: int, sign: int) -> np.ndarray:
     """Four-step backwards: ``W[k1, k2] = X[k1 + n1·k2]`` by rows of k1 -> the unnormalized
     DFT (``sign``) of X in natural order, rows layout of the n1 x n2 matrix (flat)."""
     lab, p = _here()
-    rows, cols = _rows_part(n1, p), default_partition(n2, p)
-    shape = (n1, n2)
+    rows = _rows_part(n1, p)
     a = _local_fft(w, 1, sign)
     _twiddle(a, sum(rows[:lab - 1]), 0, n1 * n2, sign)
     a = _local_fft(_slab(a, n1, n2, True), 0, sign)
@@ -291,7 +289,7 @@ def spec_to_nat(w: np.ndarray, n1: int, n2: int, sign: int) -> np.ndarray:
 def spec_order_to_nat(w: np.ndarray, n1: int, n2: int) -> Tuple[np.ndarray, Partition]:
     """``W[k1, k2] = X[k1 + n1·k2]`` by rows -> X in natural order (one all-to-all of the
     transposed matrix); returns the flat part and its partition (whole rows of n1)."""
-    lab, p = _here()
+    _, p = _here()
     rows, krows = _rows_part(n1, p), default_partition(n2, p)
     t = move(w.T, _codist1d(2, rows, (n2, n1)), _codist1d(1, krows, (n2, n1)))
     return np.ascontiguousarray(t).reshape(-1), [r * n1 for r in krows]

@@ -74,7 +74,7 @@ def roll_axes(D: Any, shifts: Dict[int, int]):
     """``D`` rolled by ``shifts[axis]`` along each axis (a codistributed copy)."""
     import spmdlab as s
 
-    lab, p = s.labindex(), s.numlabs()
+    p = s.numlabs()
     codist, local, shape = s.getCodistributor(D), s.getLocalPart(D), tuple(D.shape)
     orig = codist
     shifts = {ax: sh for ax, sh in shifts.items() if shape[ax] and sh % shape[ax]}
