@@ -428,7 +428,7 @@ def memory_probe(n, what):
     else:
         D = codistributed.rand(1, n * n, seed=1).ravel() + 0j
         f = lambda: np.fft.fft(D)  # noqa: E731
-        fb.clear_cache()
+    fb.clear_cache()  # the exchange buffer slab transposes keep counts as new memory
     part = getLocalPart(D).nbytes
     from spmdlab import comm
 

@@ -149,8 +149,12 @@ def roll_pieces(part: Partition, n: int, shift: int) -> Dict[Tuple[int, int], Li
 
 
 def clear_cache() -> None:
-    """Drop the cached spectra of Bluestein chirps (one local part each)."""
+    """Drop the cached spectra of Bluestein chirps (one local part each) and the
+    exchange buffer slab transposes reuse."""
     _chirp_spectrum.cache_clear()
+    from . import fft_exchange
+
+    fft_exchange._exchange.clear()
 
 
 # --------------------------------------------------------------------------- lab helpers

@@ -92,6 +92,19 @@ def roll_axes(D: Any, shifts: Dict[int, int]):
     return fb.wrap(out, orig)
 
 
+_exchange: list = []  # the one exchange buffer slab transposes reuse (fresh memory is slow)
+
+
+def exchange_buffer(nbytes: int) -> np.ndarray:
+    """A uint8 buffer of ``nbytes``, reused from call to call and grown to the largest
+    size asked for (writing fresh memory costs more than the copy into it). Dropped
+    with ``fft_bailey.clear_cache()`` and after an interrupted exchange."""
+    if not _exchange or _exchange[0].nbytes < nbytes:
+        _exchange.clear()
+        _exchange.append(np.empty(nbytes, dtype=np.uint8))
+    return _exchange[0][:nbytes]
+
+
 def slab_transpose(local: np.ndarray, n1: int, n2: int, rows: list, cols: list, to_cols: bool) -> np.ndarray:
     """This lab's part of an n1 x n2 matrix moved between the layout by rows (partition
     ``rows``) and by columns (``cols``), with one ``Alltoallv`` and no more copies than
@@ -113,7 +126,7 @@ def slab_transpose(local: np.ndarray, n1: int, n2: int, rows: list, cols: list, 
         counts_r = np.array([rows[k] * cols[me] * item for k in range(p)], dtype=np.int64)
         displ_s = np.concatenate(([0], np.cumsum(counts_s)[:-1])).astype(np.int64)
         displ_r = r0[:-1] * cols[me] * item
-        sendbuf = np.empty(int(counts_s.sum()), dtype=np.uint8)
+        sendbuf = exchange_buffer(int(counts_s.sum()))
         for k in range(p):
             if counts_s[k] and k != me:
                 blk = sendbuf[displ_s[k]:displ_s[k] + counts_s[k]].view(local.dtype)
@@ -128,7 +141,7 @@ def slab_transpose(local: np.ndarray, n1: int, n2: int, rows: list, cols: list, 
         displ_s = r0[:-1] * cols[me] * item
         displ_r = np.concatenate(([0], np.cumsum(counts_r)[:-1])).astype(np.int64)
         sendbuf = src.reshape(-1).view(np.uint8) if src.size else np.empty(0, np.uint8)
-        recvbuf = np.empty(int(counts_r.sum()), dtype=np.uint8)
+        recvbuf = exchange_buffer(int(counts_r.sum()))
         post = recvbuf
     # this lab's own block: copied here (MPICH moves a message to itself slowly, in steps
     # of the progress engine)
@@ -140,7 +153,11 @@ def slab_transpose(local: np.ndarray, n1: int, n2: int, rows: list, cols: list, 
     MPI = comm.MPI
     request = comm.block().Ialltoallv([sendbuf, (counts_s, displ_s), MPI.BYTE],
                                       [recvbuf, (counts_r, displ_r), MPI.BYTE])
-    comm.wait(request, "fft", keep=(sendbuf, recvbuf, counts_s, counts_r, displ_s, displ_r, src, out))
+    try:
+        comm.wait(request, "fft", keep=(sendbuf, recvbuf, counts_s, counts_r, displ_s, displ_r, src, out))
+    except BaseException:
+        _exchange.clear()  # MPI may still write into it: never reuse it
+        raise
     if post is not None:
         del sendbuf
         for k in range(p):
