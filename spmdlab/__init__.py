@@ -43,6 +43,7 @@ from .messaging import (
     spmdSend,
     spmdSendReceive,
 )
+from .numerics import fft, fft2, fftn, ifft, ifft2, ifftn
 from .pool import Pool, gcp, parpool
 from .runtime import labindex, numlabs, spmdIndex, spmdSize
 from .spmd import spmd, spmd_run
@@ -63,6 +64,8 @@ __all__ = [
     "codistributor", "codistributor1d", "codistributor2dbc", "codistributed", "gather",
     "getCodistributor", "getLocalPart", "globalIndices", "iscodistributed", "redistribute",
     "distributed", "isdistributed",
+    # numerics under MATLAB's names
+    "fft", "fft2", "fftn", "ifft", "ifft2", "ifftn",
     # errors
     "LabDiedError", "PoolError", "RemoteError", "SpmdError", "SpmdSourceError", "SpmdTimeoutError",
 ]

@@ -15,10 +15,11 @@ Lab storage is freed when the client drops its last reference.
 """
 from __future__ import annotations
 
+import functools
 import math
 import operator
 import weakref
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -45,7 +46,7 @@ from .labcalls import (
 from .protocol import Call, Get, Input, Set, Summary
 from .values import is_handle, register_handle
 
-__all__ = ["distributed", "isdistributed"]
+__all__ = ["distributed", "isdistributed", "on_labs"]
 
 
 _GATHER_CHUNK = 8 << 20
@@ -122,6 +123,23 @@ def _run(fn, args: tuple = (), kwargs: Optional[dict] = None, *, pool=None, nlab
 
 
 _MAX_TUPLE = 8
+
+
+def on_labs(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, a function of codistributed arrays, made to take client ``distributed``
+    arrays too: when one is among its arguments the call runs on the labs (codistributed
+    results come back as ``distributed``, a tuple of them as a tuple); otherwise ``fn``
+    runs where it is called (inside ``spmd``, or on plain numpy arrays).
+
+    >>> mldivide = on_labs(linalg.mldivide)          # doctest: +SKIP
+    """
+    @functools.wraps(fn)
+    def either(*args: Any, **kwargs: Any) -> Any:
+        if any(isinstance(v, distributed) for v in (*args, *kwargs.values())):
+            return _run(fn, args, kwargs, tuples=True)
+        return fn(*args, **kwargs)
+
+    return either
 
 
 def _result(pool, handle: Any) -> Any:

@@ -43,6 +43,8 @@ CASES = [
     ("reduction_patterns", ["--size", "50"], r"gop\(np\.matmul, \[\[k, 1\], \[1, 0\]\]\) on lab k, in lab order: "
                                               r"\[\[43, 10\], \[30, 7\]\]"),
     ("reduction_patterns", ["--labs", "2", "--size", "5"], r"in lab order: \[\[3, 1\], \[2, 1\]\]"),
+    ("spectral_poisson", ["--size", "32"], r"32 x 32 grid over 4 labs, by columns: lab 1: 0:8; lab 2: 8:16"),
+    ("spectral_poisson", ["--labs", "3", "--size", "11"], r"lab 3: 8:11\nmax \|u - exact\|"),
 ]
 
 

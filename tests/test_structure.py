@@ -28,6 +28,12 @@ LAYERS = [
     {"creation"},
     {"ops"},
     {"array"},
+    # numerics built on the array class, registered in registry (no module below imports them)
+    {"fft_plan"},
+    {"fft_exchange"},
+    {"fft_bailey"},
+    {"fft"},
+    {"fft_matlab"},
     {"__init__"},
 ]
 

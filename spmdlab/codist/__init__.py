@@ -18,6 +18,7 @@ numpy functions it implements with ``registry.implements``, and is imported here
 """
 from __future__ import annotations
 
+from . import fft  # noqa: F401  (registers np.fft.*)
 from .array import codistributed, getCodistributor, getLocalPart, globalIndices, iscodistributed
 from .registry import implements
 from .transfer import gather, redistribute
