@@ -43,12 +43,15 @@ from .messaging import (
     spmdSend,
     spmdSendReceive,
 )
-from .numerics import fft, fft2, fftn, ifft, ifft2, ifftn
 from .pool import Pool, gcp, parpool
 from .runtime import labindex, numlabs, spmdIndex, spmdSize
 from .spmd import spmd, spmd_run
 
 __version__ = "0.1.0"
+
+# MATLAB's names for the numerics (spmdlab.numerics): loaded on first use, since they import
+# scipy, which would add about a second to every lab's start and to `import spmdlab`.
+_NUMERICS = ("fft", "fft2", "fftn", "ifft", "ifft2", "ifftn")
 
 __all__ = [
     # pools and blocks
@@ -64,8 +67,18 @@ __all__ = [
     "codistributor", "codistributor1d", "codistributor2dbc", "codistributed", "gather",
     "getCodistributor", "getLocalPart", "globalIndices", "iscodistributed", "redistribute",
     "distributed", "isdistributed",
-    # numerics under MATLAB's names
-    "fft", "fft2", "fftn", "ifft", "ifft2", "ifftn",
+    # numerics under MATLAB's names (loaded on first use)
+    *_NUMERICS,
     # errors
     "LabDiedError", "PoolError", "RemoteError", "SpmdError", "SpmdSourceError", "SpmdTimeoutError",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name in _NUMERICS:
+        from . import numerics
+
+        value = getattr(numerics, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'spmdlab' has no attribute {name!r}")

@@ -18,10 +18,16 @@ numpy functions it implements with ``registry.implements``, and is imported here
 """
 from __future__ import annotations
 
-from . import fft  # noqa: F401  (registers np.fft.*)
+import numpy as np
+
 from .array import codistributed, getCodistributor, getLocalPart, globalIndices, iscodistributed
-from .registry import implements
+from .registry import implemented_in, implements
 from .transfer import gather, redistribute
 
 __all__ = ["codistributed", "gather", "getCodistributor", "getLocalPart", "globalIndices",
            "implements", "iscodistributed", "redistribute"]
+
+# numerics whose modules import scipy: loaded on first use (registry.lookup)
+implemented_in("spmdlab.codist.fft", np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft, np.fft.hfft,
+               np.fft.ihfft, np.fft.fft2, np.fft.ifft2, np.fft.rfft2, np.fft.irfft2, np.fft.fftn,
+               np.fft.ifftn, np.fft.rfftn, np.fft.irfftn, np.fft.fftshift, np.fft.ifftshift)

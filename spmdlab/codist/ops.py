@@ -3,7 +3,7 @@
 ``CodistOps`` is the mixin of ``codistributed`` that turns Python's and numpy's entry
 points (``D + E``, ``np.sin(D)``, ``D.sum()``, ``np.where(...)``, ``D[i, j]``) into the
 operations of the layers below; it decides nothing about layouts itself (the rules are
-in docs/design.md). numpy functions are looked up in ``registry.HANDLED_FUNCTIONS``.
+in docs/design.md). numpy functions are looked up in the registry (``registry.lookup``).
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from .elementwise import binary_op, elementwise, inplace_op, is_operand, np_clip
 from .indexing import getitem, setitem
 from .matmul import matmul, np_dot
 from .reductions import arg_reduce, mean_of, no_extras, reduce_along, var_of
-from .registry import HANDLED_FUNCTIONS, implements
+from .registry import implements, lookup
 from .reshape import cumulative, nonzero_of, reshape_to, squeeze_axes, transpose_axes
 from .transfer import redistribute
 
@@ -71,7 +71,7 @@ class CodistOps(CodistArray):
                                   f"({layout_text(self._codist)}); gather(D) for a numpy array")
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        handler = HANDLED_FUNCTIONS.get(func)
+        handler = lookup(func)
         if handler is None:
             raise NotImplementedError(
                 f"numpy.{getattr(func, '__name__', func)} is not supported for codistributed "

@@ -7,17 +7,22 @@ A module that adds an operation registers it where it defines it::
     def solve(a, b): ...
 
 and is imported by ``spmdlab/codist/__init__.py`` so the registration happens whenever
-``spmdlab`` is imported.
+``spmdlab`` is imported. A module whose imports are slow (the FFT and linear algebra pull
+in scipy, about a second of every lab's start) is named instead with
+``implemented_in(module, *numpy_functions)`` and imported by ``lookup`` on first use.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, TypeVar
+import importlib
+from typing import Any, Callable, Dict, Optional, TypeVar
 
-__all__ = ["HANDLED_FUNCTIONS", "implements"]
+__all__ = ["HANDLED_FUNCTIONS", "implemented_in", "implements", "lookup"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 HANDLED_FUNCTIONS: Dict[Callable[..., Any], Callable[..., Any]] = {}
+# numpy function -> the module that registers it when imported (on first use)
+LATER: Dict[Callable[..., Any], str] = {}
 
 
 def implements(*numpy_functions: Callable[..., Any]) -> Callable[[F], F]:
@@ -31,3 +36,19 @@ def implements(*numpy_functions: Callable[..., Any]) -> Callable[[F], F]:
         return fn
 
     return register
+
+
+def implemented_in(module: str, *numpy_functions: Callable[..., Any]) -> None:
+    """Name the module (absolute, e.g. ``"spmdlab.codist.fft"``) that implements
+    ``numpy_functions``; ``lookup`` imports it the first time one of them is called."""
+    for f in numpy_functions:
+        LATER[f] = module
+
+
+def lookup(numpy_function: Callable[..., Any]) -> Optional[Callable[..., Any]]:
+    """The codistributed implementation of ``numpy_function``, or None."""
+    handler = HANDLED_FUNCTIONS.get(numpy_function)
+    if handler is None and numpy_function in LATER:
+        importlib.import_module(LATER[numpy_function])
+        handler = HANDLED_FUNCTIONS.get(numpy_function)
+    return handler
