@@ -36,3 +36,9 @@ __all__ += [
     "getCodistributor", "getLocalPart", "globalIndices", "iscodistributed", "redistribute",
     "distributed", "isdistributed",
 ]
+
+# Dense linear algebra under MATLAB's names (issue 12; numpy's names work through
+# __array_function__).
+from .codist.linalg import chol, det, inv, lu, mldivide, mrdivide, solve_triangular  # noqa: E402
+
+__all__ += ["mldivide", "mrdivide", "lu", "chol", "inv", "det", "solve_triangular"]

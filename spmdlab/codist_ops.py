@@ -147,6 +147,9 @@ class CodistOps:
 
     def __array_function__(self, func, types, args, kwargs):
         handler = _handlers().get(func)
+        if handler is None:  # issue 12: numpy.linalg functions (spmdlab/codist/linalg)
+            from .codist.linalg import HANDLERS as _LINALG
+            handler = _LINALG.get(func)
         if handler is None:
             raise NotImplementedError(
                 f"numpy.{getattr(func, '__name__', func)} is not supported for codistributed "

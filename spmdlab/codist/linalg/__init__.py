@@ -1,16 +1,43 @@
 """Dense linear algebra on codistributed matrices (issue 12).
 
-Public functions under MATLAB's names (``mldivide``, ``lu``, ``chol``, ...) and a
-handler table mapping numpy functions (``np.linalg.solve``, ...) to implementations,
-looked up from ``CodistOps.__array_function__``.
+Public functions under MATLAB's names (``mldivide``, ``mrdivide``, ``lu``, ``chol``,
+``inv``, ``det``) and :data:`HANDLERS`, the table mapping numpy functions
+(``np.linalg.solve``, ...) to implementations, looked up from
+``CodistOps.__array_function__``. Algorithms: ``factor.py`` (ScaLAPACK PDGETRF,
+PDPOTRF, PDTRSM on the 2dbc grid of ``grid.py``).
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Dict
 
+import numpy as np
+
+from .dense import (SINGULAR_WARNING, chol, cholesky, det, inv, lu, mldivide, mrdivide, np_inv,
+                    slogdet, solve, solve_triangular)
 from .grid import DEFAULT_BLOCKSIZE, ProcessGrid, to_2dbc
 
-__all__ = ["ProcessGrid", "to_2dbc", "DEFAULT_BLOCKSIZE", "HANDLERS"]
+__all__ = ["mldivide", "mrdivide", "lu", "chol", "inv", "det", "solve_triangular",
+           "SINGULAR_WARNING", "ProcessGrid", "to_2dbc", "DEFAULT_BLOCKSIZE", "HANDLERS"]
 
 # numpy function -> implementation (same signature), for codistributed arguments
-HANDLERS: Dict[Callable[..., Any], Callable[..., Any]] = {}
+HANDLERS: Dict[Callable[..., Any], Callable[..., Any]] = {
+    np.linalg.solve: solve,
+    np.linalg.cholesky: cholesky,
+    np.linalg.inv: np_inv,
+    np.linalg.det: det,
+    np.linalg.slogdet: slogdet,
+}
+
+# --- QR side (12b) ---
+from .norms import norm, np_norm, np_trace, np_tril, np_triu, trace, tril, triu  # noqa: E402
+from .qr import lstsq, np_qr, qr  # noqa: E402
+from .svd import eig, np_eig, np_eigh, np_eigvals, np_eigvalsh, np_svd, svd  # noqa: E402
+
+__all__ += ["qr", "lstsq", "svd", "eig", "norm", "trace", "triu", "tril"]
+HANDLERS.update({
+    np.linalg.qr: np_qr, np.linalg.lstsq: lstsq, np.linalg.svd: np_svd,
+    np.linalg.eig: np_eig, np.linalg.eigvals: np_eigvals, np.linalg.eigh: np_eigh,
+    np.linalg.eigvalsh: np_eigvalsh, np.linalg.norm: np_norm, np.trace: np_trace,
+    np.triu: np_triu, np.tril: np_tril,
+})
+# --- end QR side (12b) ---
