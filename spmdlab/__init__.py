@@ -42,3 +42,5 @@ __all__ += [
 from .codist.linalg import chol, det, inv, lu, mldivide, mrdivide, solve_triangular  # noqa: E402
 
 __all__ += ["mldivide", "mrdivide", "lu", "chol", "inv", "det", "solve_triangular"]
+from .codist.linalg import eig, lstsq, norm, qr, svd, trace, tril, triu  # noqa: E402  (QR side, 12b)
+__all__ += ["qr", "lstsq", "svd", "eig", "norm", "trace", "triu", "tril"]  # (QR side, 12b)

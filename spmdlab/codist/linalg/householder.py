@@ -34,6 +34,7 @@ from scipy.linalg import solve_triangular
 
 from spmdlab import codistributed, codistributor2dbc, getCodistributor, getLocalPart
 
+from .blas import gemm
 from .grid import ProcessGrid, numroc
 from .tsqr import geqrf
 
@@ -104,7 +105,7 @@ class Householder:
                 continue
             W = V.conj().T @ Xt
             W = g.allreduce(W, "sum", self.what, "col") if g.nprow > 1 else W
-            Xt -= V @ ((T.conj().T if conj else T) @ W)
+            gemm(-1.0, V, (T.conj().T if conj else T) @ W, 1.0, Xt)  # in place, no temporary
 
 
 def householder_qr(A: codistributed, what: str) -> Householder:
@@ -150,7 +151,7 @@ def householder_qr(A: codistributed, what: str) -> Householder:
             W = Vl.conj().T @ At
             if g.nprow > 1:
                 W = g.allreduce(W, "sum", what, "col")
-            At -= Vl @ (T.conj().T @ W)
+            gemm(-1.0, Vl, T.conj().T @ W, 1.0, At)  # in place on the view, no temporary
     return Householder(g, local, tau, Ts, what)
 
 
@@ -205,4 +206,4 @@ def trsm_upper(g: ProcessGrid, R: np.ndarray, nr: int, Y: np.ndarray, what: str)
             Rk[...] = R[:nabove, lc0:lc0 + kb]
         g.bcast_row(Rk, pc, what)
         if nabove and ny:
-            Y[:nabove] -= Rk @ Xk
+            gemm(-1.0, Rk, Xk, 1.0, Y[:nabove])

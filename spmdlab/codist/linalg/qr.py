@@ -31,7 +31,6 @@ import warnings
 from typing import Any, Optional, Tuple
 
 import numpy as np
-from scipy.linalg import svd as _svd
 
 from spmdlab import codistributed, codistributor1d, codistributor2dbc, getCodistributor, getLocalPart, redistribute
 
@@ -43,12 +42,12 @@ from .tsqr import local_q_complete, tsqr, tsqr_q, tsqr_qh
 
 __all__ = ["qr", "np_qr", "lstsq", "tall_skinny", "prepare", "tsqr_factor", "QRResult"]
 
-try:
-    from numpy.linalg._linalg import QRResult  # numpy >= 2
-except ImportError:  # pragma: no cover
-    from collections import namedtuple
 
-    QRResult = namedtuple("QRResult", "Q R")  # type: ignore[misc]
+
+def QRResult(Q: Any, R: Any) -> tuple:
+    """``(Q, R)`` as a plain tuple: a client ``distributed`` call splits plain tuples
+    into distributed results (numpy's ``QRResult`` namedtuple would come back whole)."""
+    return (Q, R)
 
 
 # --------------------------------------------------------------------------- input rules
@@ -194,7 +193,7 @@ def _rhs(B: Any, m: int, what: str) -> Tuple[Any, bool]:
 def _rhs_rows(B: Any, parts, dt: np.dtype, what: str) -> np.ndarray:
     """This lab's rows of B as a 2-D array of dtype ``dt``."""
     Bi = local_rows_of(B, list(parts), what)
-    Bi = Bi.reshape(Bi.shape[0], -1) if Bi.ndim != 2 else Bi
+    Bi = Bi.reshape(Bi.shape[0], 1) if Bi.ndim != 2 else Bi
     return np.asarray(Bi, dtype=dt)
 
 
@@ -220,7 +219,7 @@ def _ls_tall_tsqr(A, B, vector, rcond, full, what):
     parts = getCodistributor(Ar).Partition
     dt = f.R.dtype
     c, res = tsqr_qh(f, _rhs_rows(B, parts, dt, what), what)
-    U, s, Vh = _svd(f.R, full_matrices=False, lapack_driver="gesdd", check_finite=False)
+    U, s, Vh = np.linalg.svd(f.R, full_matrices=False)
     tol = _rcond(rcond, m, n, dt) * (s[0] if s.size else 0)
     rank = int(np.count_nonzero(s > tol))
     x = Vh[:rank].conj().T @ ((U[:, :rank].conj().T @ c) / s[:rank, None])
@@ -244,7 +243,7 @@ def _ls_wide_tsqr(A, B, vector, rcond, full, what):
     dt = f.R.dtype
     Bf = B if not is_codist(B) else _gather_small(B, what)
     Bf = np.asarray(Bf, dtype=dt).reshape(m, -1)
-    U, s, Vh = _svd(f.R, full_matrices=False, lapack_driver="gesdd", check_finite=False)
+    U, s, Vh = np.linalg.svd(f.R, full_matrices=False)
     tol = _rcond(rcond, m, n, dt) * (s[0] if s.size else 0)
     rank = int(np.count_nonzero(s > tol))
     # R^H = Vh^H s U^H, so pinv(R^H) b = U[:, :r] s^-1 Vh[:r] b
@@ -269,7 +268,7 @@ def _gather_small(B: codistributed, what: str) -> np.ndarray:
     parts = getCodistributor(Br).Partition
     from .qrbase import allgather_rows
 
-    L = np.ascontiguousarray(getLocalPart(Br)).reshape(parts[here()[0] - 1], -1)
+    L = np.ascontiguousarray(getLocalPart(Br)).reshape(parts[here()[0] - 1], *shape[1:])
     return allgather_rows(L, parts, what).reshape(shape)
 
 

@@ -4,7 +4,7 @@ out-of-scope eigenproblems.
 The SVD of a tall matrix through QR is Chan's R-bidiagonalization idea (T. F. Chan, "An
 improved algorithm for computing the singular value decomposition", ACM TOMS 8(1),
 1982) with the QR done by TSQR (Demmel, Grigori, Hoemmen, Langou 2012): ``A = Q R`` with
-R small and replicated, ``R = U_r S V^H`` by LAPACK (``xGESDD``, as numpy), so
+R small and replicated, ``R = U_r S V^H`` by LAPACK (``xGESDD`` through numpy, so a NaN gives numpy's LinAlgError, on every lab alike), so
 ``A = (Q U_r) S V^H``; ``Q U_r`` is formed lab by lab without communication. A
 short-wide matrix (n >= numlabs m) goes through ``A^H``.
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.linalg import svd as _svd
 
 from spmdlab import codistributed, codistributor1d, getCodistributor, getLocalPart, redistribute
 
@@ -29,20 +28,18 @@ from .tsqr import local_q_complete, tsqr, tsqr_q
 
 __all__ = ["np_svd", "svd", "eig", "np_eig", "singular_values"]
 
-try:
-    from numpy.linalg._linalg import SVDResult  # numpy >= 2
-except ImportError:  # pragma: no cover
-    from collections import namedtuple
 
-    SVDResult = namedtuple("SVDResult", "U S Vh")  # type: ignore[misc]
+
+def SVDResult(U: Any, S: Any, Vh: Any) -> tuple:
+    """A plain tuple (see ``qr.QRResult``)."""
+    return (U, S, Vh)
 
 
 def _out_of_scope(what: str, m: int, n: int, p: int) -> NotImplementedError:
     return NotImplementedError(
         f"{what}: the SVD of a {m}x{n} distributed matrix on {p} labs is not supported (the "
-        "full SVD of square or nearly square matrices is out of scope). Tall-skinny matrices "
-        f"(m >= numlabs*n) and short-wide ones (n >= numlabs*m) work: TSQR, then the SVD of the "
-        "small triangle")
+        "full SVD of square or nearly square matrices is out of scope); use the tall-skinny case, "
+        "m >= numlabs*n (or short-wide, n >= numlabs*m): TSQR, then the SVD of the small triangle")
 
 
 def _build(local: np.ndarray, codist) -> codistributed:
@@ -57,8 +54,8 @@ def _core(A: Any, full_matrices: bool, compute_uv: bool, what: str):
         f, Ar = tsqr_factor(A, what)
         parts = getCodistributor(Ar).Partition
         if not compute_uv:
-            return _svd(f.R, compute_uv=False, lapack_driver="gesdd", check_finite=False)
-        Ur, s, Vh = _svd(f.R, full_matrices=full_matrices, lapack_driver="gesdd", check_finite=False)
+            return np.linalg.svd(f.R, compute_uv=False)
+        Ur, s, Vh = np.linalg.svd(f.R, full_matrices=full_matrices)
         if full_matrices:
             U = _build(local_q_complete(f, lab, Ur), codistributor1d(1, parts, (m, m)))
         else:
@@ -71,9 +68,9 @@ def _core(A: Any, full_matrices: bool, compute_uv: bool, what: str):
         parts = getCodistributor(Ac).Partition
         f = tsqr(np.ascontiguousarray(getLocalPart(Ac).conj().T), parts, m, what)
         if not compute_uv:
-            return _svd(f.R, compute_uv=False, lapack_driver="gesdd", check_finite=False)
+            return np.linalg.svd(f.R, compute_uv=False)
         # A^H = Q R, R = Ur s Vr^H  =>  A = Vr s (Q Ur)^H
-        Ur, s, Vrh = _svd(f.R, full_matrices=full_matrices, lapack_driver="gesdd", check_finite=False)
+        Ur, s, Vrh = np.linalg.svd(f.R, full_matrices=full_matrices)
         if full_matrices:
             W = local_q_complete(f, lab, Ur)
         else:

@@ -48,9 +48,11 @@ def geqrf(a: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     return h, tau
 
 
-def apply_q(h: np.ndarray, tau: np.ndarray, c: np.ndarray, conj: bool) -> np.ndarray:
+def apply_q(h: np.ndarray, tau: np.ndarray, c: np.ndarray, conj: bool,
+            overwrite: bool = False) -> np.ndarray:
     """``Q c`` (``conj`` False) or ``Q^H c`` (True) for ``Q`` = the reflectors in ``(h, tau)``
-    (LAPACK xORMQR/xUNMQR, side L). ``c`` has ``h.shape[0]`` rows; returns a new array."""
+    (LAPACK xORMQR/xUNMQR, side L). ``c`` has ``h.shape[0]`` rows; the result is a new
+    array, or ``c`` itself with ``overwrite`` when ``c`` is Fortran-ordered."""
     k = tau.shape[0]
     m = h.shape[0]
     c = np.asarray(c, dtype=h.dtype)
@@ -63,7 +65,7 @@ def apply_q(h: np.ndarray, tau: np.ndarray, c: np.ndarray, conj: bool) -> np.nda
     a = h[:, :k]
     cq, work, info = f("L", trans, a, tau, c, -1)
     lwork = max(1, int(np.real(work[0])), c.shape[1] * 64)
-    cq, work, info = f("L", trans, a, tau, c, lwork)
+    cq, work, info = f("L", trans, a, tau, c, lwork, overwrite_c=int(overwrite and c.flags.f_contiguous))
     if info != 0:
         raise np.linalg.LinAlgError(f"x{name.upper()} failed with info={info}")
     assert cq.shape[0] == m
@@ -113,9 +115,9 @@ def local_q(f: Factor, lab: int, X: np.ndarray) -> np.ndarray:
     Y[:X.shape[0]] = X
     Y = apply_q(f.h2, f.tau2, Y, conj=False)
     o, k = _offset(f.ks, lab - 1), f.ks[lab - 1]
-    C = np.zeros((f.counts[lab - 1], X.shape[1]), dtype=f.h2.dtype)
+    C = np.zeros((f.counts[lab - 1], X.shape[1]), dtype=f.h2.dtype, order="F")
     C[:k] = Y[o:o + k]
-    return apply_q(f.local.h, f.local.tau, C, conj=False)
+    return apply_q(f.local.h, f.local.tau, C, conj=False, overwrite=True)
 
 
 def local_q_complete(f: Factor, lab: int, X: Optional[np.ndarray] = None) -> np.ndarray:
@@ -133,11 +135,11 @@ def local_q_complete(f: Factor, lab: int, X: Optional[np.ndarray] = None) -> np.
     Y = apply_q(f.h2, f.tau2, E, conj=False)  # K x K
     i = lab - 1
     o, k, mi = _offset(f.ks, i), f.ks[i], f.counts[i]
-    C = np.zeros((mi, m), dtype=f.h2.dtype)
+    C = np.zeros((mi, m), dtype=f.h2.dtype, order="F")
     C[:k, :K] = Y[o:o + k]
-    extra = K + sum(c - kk_ for c, kk_ in zip(f.counts[:i], f.ks[:i]))
+    extra = K + sum(c - kc for c, kc in zip(f.counts[:i], f.ks[:i]))
     C[k:, extra:extra + mi - k] = np.eye(mi - k, dtype=f.h2.dtype)
-    return apply_q(f.local.h, f.local.tau, C, conj=False)
+    return apply_q(f.local.h, f.local.tau, C, conj=False, overwrite=True)
 
 
 def local_qh(f_local: LocalFactor, Bi: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
