@@ -313,15 +313,13 @@ def mrdivide(B: Any, A: Any):
 
 
 def _least_squares(A: Any, B: Any, what: str):
+    """Non-square A: least squares through QR (the QR side's ``lstsq``)."""
     try:
-        from . import lstsq as _lstsq_mod  # 12b's QR side
-    except ImportError:
-        _lstsq_mod = None
-    fn = getattr(_lstsq_mod, "lstsq", None) if _lstsq_mod is not None else None
-    if fn is None:
+        from .qr import lstsq
+    except ImportError:  # pragma: no cover - the QR side is part of the package
         raise NotImplementedError(f"{what}: a non-square matrix needs least squares (QR), "
-                                  "which is not available in this build")
-    return fn(A, B)[0]
+                                  "which is not available in this build") from None
+    return lstsq(A, B)[0]
 
 
 def solve(a: Any, b: Any):
@@ -467,23 +465,26 @@ def _perm_sign(perm: np.ndarray) -> int:
 
 
 def _logdet(A: Any, what: str):
+    """``(sign, logabsdet)`` in the matrix's precision, accumulated in double (as numpy)."""
     n, w, perm, diag, info = _lu_factor(A, what, True)
-    sign = diag.dtype.type(_perm_sign(perm))
-    if n == 0:
-        return sign, diag.real.dtype.type(0.0)
+    real = diag.real.dtype.type
+    sign = _perm_sign(perm)
     if info:
-        return diag.dtype.type(0), diag.real.dtype.type(-np.inf)
-    mags = np.abs(diag)
-    phase = np.prod(diag / mags)
-    return diag.dtype.type(sign * phase), diag.real.dtype.type(np.sum(np.log(mags)))
+        return diag.dtype.type(0), real(-np.inf)
+    d = diag.astype(np.complex128 if diag.dtype.kind == "c" else np.float64)
+    mags = np.abs(d)
+    phase = sign * np.prod(d / mags) if n else sign
+    return diag.dtype.type(phase), real(np.sum(np.log(mags)))
 
 
 @client_forwarding
 def det(A: Any):
-    """Determinant (MATLAB ``det`` and ``np.linalg.det``): product of U's diagonal and
-    the permutation's sign, from the distributed LU; replicated on every lab."""
-    n, w, perm, diag, info = _lu_factor(A, "det", True)
-    return diag.dtype.type(_perm_sign(perm) * np.prod(diag))
+    """Determinant (MATLAB ``det`` and ``np.linalg.det``): the permutation's sign times
+    the product of U's diagonal from the distributed LU, accumulated as sign and log
+    (as numpy: overflow gives inf, not NaN); replicated on every lab."""
+    sign, logabs = _logdet(A, "det")
+    with np.errstate(over="ignore"):
+        return sign.dtype.type(sign * np.exp(np.float64(logabs)))
 
 
 def slogdet(a: Any):

@@ -37,7 +37,7 @@ from __future__ import annotations
 from typing import Tuple
 
 import numpy as np
-from scipy.linalg import lapack, solve_triangular
+from scipy.linalg import lapack
 from scipy.linalg.blas import get_blas_funcs
 
 from .blas import gemm
@@ -48,15 +48,19 @@ __all__ = ["getrf", "potrf", "trsm", "move_rows"]
 
 def _panel_gather(a: np.ndarray, G: ProcessGrid, k0: int, w: int, lc0: int, what: str) -> np.ndarray:
     """On the panel's grid column: rows ``k0..m-1`` of the panel (local columns
-    ``lc0:lc0+w``) in global order, from every lab of the grid column."""
+    ``lc0:lc0+w``) in global order, from every lab of the grid column, as a
+    Fortran-order array LAPACK can factor in place."""
     nb, p = G.nb, G.nprow
     lr0 = G.rows_before(k0)
     counts = [numroc(G.m, nb, q, p) - local_before(k0, nb, q, p) for q in range(p)]
     P = G.allgatherv_col(a[lr0:, lc0:lc0 + w], counts, what)
+    out = np.empty(P.shape, dtype=P.dtype, order="F")
     if p == 1:
-        return P
+        out[...] = P
+        return out
     gidx = np.concatenate([G.global_rows(q)[local_before(k0, nb, q, p):] for q in range(p)])
-    return P[np.argsort(gidx, kind="stable")]
+    np.take(P, np.argsort(gidx, kind="stable"), axis=0, out=out)
+    return out
 
 
 def move_rows(a: np.ndarray, G: ProcessGrid, dst: np.ndarray, src: np.ndarray, what: str) -> None:
@@ -122,10 +126,11 @@ def getrf(a: np.ndarray, G: ProcessGrid, what: str) -> Tuple[np.ndarray, np.ndar
         if G.mycol == pc_k:
             lc0 = G.cols_before(k0)
             P = _panel_gather(a, G, k0, w, lc0, what)
-            lu_, piv, inf = getrf_(np.asfortranarray(P), overwrite_a=True)
+            lu_, piv, inf = getrf_(P, overwrite_a=True)  # in place: P is Fortran-order
             buf[:rows] = lu_
             buf[rows] = piv[:w]
             buf[rows + 1] = inf
+            del P, lu_
         G.bcast_row(buf, pc_k, what)
         panel = buf[:rows]
         piv = buf[rows].real.astype(np.int64)
@@ -143,7 +148,7 @@ def getrf(a: np.ndarray, G: ProcessGrid, what: str) -> Tuple[np.ndarray, np.ndar
         perm[k0:] = perm[k0:][step - k0]
         move_rows(a, G, k0 + moved, step[moved], what)
         lr0 = G.rows_before(k0)
-        mine = panel[myg[lr0:] - k0]  # L (and U11) rows of my rows >= k0
+        mine = panel if G.nprow == 1 else panel[myg[lr0:] - k0]  # L (and U11) rows of my rows >= k0
         if G.mycol == pc_k:
             a[lr0:, lc0:lc0 + w] = mine
         tc0 = G.cols_before(k0 + w)
@@ -181,13 +186,13 @@ def potrf(a: np.ndarray, G: ProcessGrid, what: str) -> int:
         if G.mycol == pc_k:
             lc0 = G.cols_before(k0)
             P = _panel_gather(a, G, k0, w, lc0, what)
-            L11, inf = potrf_(np.asfortranarray(P[:w]), lower=1, clean=1, overwrite_a=0)
+            L11, inf = potrf_(P[:w], lower=1, clean=1, overwrite_a=0)
             buf[rows] = inf
             if inf == 0:
                 buf[:w] = L11
                 if rows > w:  # L21 = A21 L11^-H
-                    buf[w:rows] = trsm_(1.0, L11, np.asfortranarray(P[w:]), side=1, lower=1,
-                                        trans_a=2, diag=0)
+                    buf[w:rows] = trsm_(1.0, L11, P[w:], side=1, lower=1, trans_a=2, diag=0,
+                                        overwrite_b=1)
             else:
                 buf[:rows] = 0
         G.bcast_row(buf, pc_k, what)
@@ -196,7 +201,7 @@ def potrf(a: np.ndarray, G: ProcessGrid, what: str) -> int:
             return k0 + inf
         panel = buf[:rows]
         lr0, lc = G.rows_before(k0), G.cols_before(k0)
-        mine = panel[myg[lr0:] - k0]
+        mine = panel if G.nprow == 1 else panel[myg[lr0:] - k0]
         if G.mycol == pc_k:
             a[lr0:, lc:lc + w] = mine
         # trailing update of blocks on or below the diagonal: A22 -= L21 L21^H
@@ -225,6 +230,7 @@ def trsm(T: np.ndarray, G: ProcessGrid, B: np.ndarray, GB: ProcessGrid, lower: b
     grid and block size (``GB`` its grid)."""
     n, nb = G.n, G.nb
     dt = B.dtype
+    trsm_ = get_blas_funcs("trsm", dtype=dt)
     G.connect(what)
     GB.connect(what)
     blocks = range(0, n, nb)
@@ -242,8 +248,9 @@ def trsm(T: np.ndarray, G: ProcessGrid, B: np.ndarray, GB: ProcessGrid, lower: b
         xb = np.empty((w, GB.nloc), dtype=dt)
         if G.myrow == pr and xb.size:
             d = tb[0:w] if lower else tb[r0:r1]
-            xb[...] = solve_triangular(d, B[r0:r1], lower=lower, unit_diagonal=unit,
-                                       check_finite=False)
+            with np.errstate(all="ignore"):  # a zero diagonal gives Inf/NaN, as MATLAB's
+                xb[...] = trsm_(1.0, d, np.asfortranarray(B[r0:r1]), side=0, lower=int(lower),
+                                trans_a=0, diag=int(unit))
             B[r0:r1] = xb
         G.bcast_col(xb, pr, what)
         if xb.size:
