@@ -17,7 +17,7 @@ from .codist_reductions import _combine
 from .codistributor import codistributor1d, codistributor2dbc
 
 
-_SUMMA_PANEL = 256  # k-columns per SUMMA step (rounded to whole blocks)
+_SUMMA_PANEL = 512  # k-columns per SUMMA step (rounded to whole blocks)
 
 
 def _rows(D, what: str):
@@ -207,36 +207,57 @@ def _summa(A, B, rdt, what: str):
         return K0, K1, a_send, b_send, ex
 
     def finish(h):
+        """The step's products as (A part, matching B rows) pairs: each A part is used as
+        it arrived (no assembly copy); B's panel rows are laid out in the same k order."""
         K0, K1, a_send, b_send, ex = h
         chunks = ex.finish() if ex is not None else None
         w = K1 - K0
-        Ap = np.empty((nl, w), dtype=adt)
-        Bp = np.empty((w, ml), dtype=bdt)
+        parts, order = [], []
         for j, peer in enumerate(row_peers):
             lo, hi = bounds(kA[j], K0, K1)
             if hi == lo:
                 continue
-            ks = kA[j][lo:hi] - K0
-            part = a_send if peer == lab else chunks[peer - 1].view(adt).reshape(nl, hi - lo)
-            Ap[:, ks] = part
+            parts.append(a_send if peer == lab else chunks[peer - 1].view(adt).reshape(nl, hi - lo))
+            order.append(kA[j][lo:hi] - K0)
+        pos = np.empty(w, dtype=np.int64)  # k (in the panel) -> row in Bp
+        pos[np.concatenate(order)] = np.arange(w)
+        Bp = np.empty((w, ml), dtype=bdt)
         for i, peer in enumerate(col_peers):
             lo, hi = bounds(kB[i], K0, K1)
             if hi == lo:
                 continue
-            ks = kB[i][lo:hi] - K0
             part = b_send if peer == lab else chunks[peer - 1].view(bdt).reshape(hi - lo, ml)
-            Bp[ks, :] = part
-        return Ap, Bp
+            rows = pos[kB[i][lo:hi] - K0]
+            if rows.size and rows[-1] - rows[0] == rows.size - 1 and np.all(np.diff(rows) == 1):
+                Bp[rows[0]:rows[-1] + 1] = part
+            else:
+                Bp[rows, :] = part
+        out, off = [], 0
+        for Ap in parts:
+            out.append((Ap, Bp[off:off + Ap.shape[1]]))
+            off += Ap.shape[1]
+        return out
 
     pending = start(panels[0]) if panels else None
     for t in range(len(panels)):
         current = pending
         pending = start(panels[t + 1]) if t + 1 < len(panels) else None
-        Ap, Bp = finish(current)
-        if nl and ml:
-            C += Ap @ Bp
+        for Ap, Bp in finish(current):
+            if nl and ml:
+                _accumulate(C, Ap, Bp)
     gsize = (A.shape[0], B.shape[1])
     return _from_local(C, codistributor2dbc(ca.LabGrid, b, ca.Orientation, gsize))
+
+
+def _accumulate(C: np.ndarray, A: np.ndarray, B: np.ndarray) -> None:
+    """``C += A @ B`` in place: BLAS GEMM with beta = 1 (no temporary of C's size and no
+    second pass over C) when the dtypes allow, numpy otherwise."""
+    from .codist.linalg.blas import gemm, supported
+
+    if supported(C.dtype) and A.dtype == C.dtype and B.dtype == C.dtype:
+        gemm(1.0, A, B, 1.0, C)
+    else:
+        C += A @ B
 
 
 def _np_dot(a, b, out=None):
