@@ -45,6 +45,11 @@ from .grid import ProcessGrid, local_before, numroc
 
 __all__ = ["getrf", "potrf", "trsm", "move_rows"]
 
+# Cholesky's trailing update runs GEMMs over about this many local columns at once, each
+# from the diagonal block of its first column down: bigger GEMMs for a few more flops
+# (the garbage above the diagonal is zeroed at the end).
+_CHOL_CHUNK = 256
+
 
 def _panel_gather(a: np.ndarray, G: ProcessGrid, k0: int, w: int, lc0: int, what: str) -> np.ndarray:
     """On the panel's grid column: rows ``k0..m-1`` of the panel (local columns
@@ -117,21 +122,29 @@ def getrf(a: np.ndarray, G: ProcessGrid, what: str) -> Tuple[np.ndarray, np.ndar
     perm = np.arange(m)
     diag = np.zeros(kmax, dtype=dt)
     info = 0
-    for k0 in range(0, kmax, nb):
+
+    def start_panel(k0: int) -> tuple:
+        """Factor panel k0 on its grid column and start its broadcast along the rows."""
         w = min(nb, kmax - k0)
-        K = k0 // nb
-        pr_k, pc_k = K % G.nprow, K % G.npcol
+        pc = (k0 // nb) % G.npcol
         rows = m - k0
         buf = np.empty((rows + 2, w), dtype=dt)  # the panel, its pivots, info
-        if G.mycol == pc_k:
-            lc0 = G.cols_before(k0)
-            P = _panel_gather(a, G, k0, w, lc0, what)
+        if G.mycol == pc:
+            P = _panel_gather(a, G, k0, w, G.cols_before(k0), what)
             lu_, piv, inf = getrf_(P, overwrite_a=True)  # in place: P is Fortran-order
             buf[:rows] = lu_
             buf[rows] = piv[:w]
             buf[rows + 1] = inf
             del P, lu_
-        G.bcast_row(buf, pc_k, what)
+        return k0, w, buf, G.ibcast_row(buf, pc)
+
+    pending = start_panel(0) if kmax else None
+    while pending is not None:
+        k0, w, buf, request = pending
+        G.finish(request, what)
+        K = k0 // nb
+        pr_k, pc_k = K % G.nprow, K % G.npcol
+        rows = m - k0
         panel = buf[:rows]
         piv = buf[rows].real.astype(np.int64)
         inf = int(buf[rows + 1, 0].real)
@@ -150,6 +163,7 @@ def getrf(a: np.ndarray, G: ProcessGrid, what: str) -> Tuple[np.ndarray, np.ndar
         lr0 = G.rows_before(k0)
         mine = panel if G.nprow == 1 else panel[myg[lr0:] - k0]  # L (and U11) rows of my rows >= k0
         if G.mycol == pc_k:
+            lc0 = G.cols_before(k0)
             a[lr0:, lc0:lc0 + w] = mine
         tc0 = G.cols_before(k0 + w)
         ubuf = np.empty((w, G.nloc - tc0), dtype=dt)
@@ -160,8 +174,21 @@ def getrf(a: np.ndarray, G: ProcessGrid, what: str) -> Tuple[np.ndarray, np.ndar
             ubuf[...] = U12
         G.bcast_col(ubuf, pr_k, what)
         tr0 = G.rows_before(k0 + w)
-        if tr0 < G.mloc and ubuf.size:
-            gemm(-1.0, mine[tr0 - lr0:], ubuf, 1.0, a[tr0:, tc0:])
+        L21 = mine[tr0 - lr0:]
+        # look-ahead: update the next panel's columns first, factor that panel and start
+        # its broadcast, then update the rest of the trailing matrix while it travels
+        k1 = k0 + w
+        done = 0
+        if k1 < kmax:
+            if G.mycol == ((k1 // nb) % G.npcol):
+                done = min(nb, kmax - k1)
+                if tr0 < G.mloc:
+                    gemm(-1.0, L21, ubuf[:, :done], 1.0, a[tr0:, tc0:tc0 + done])
+            pending = start_panel(k1)
+        else:
+            pending = None
+        if tr0 < G.mloc and ubuf.shape[1] > done:
+            gemm(-1.0, L21, ubuf[:, done:], 1.0, a[tr0:, tc0 + done:])
     return perm, diag, info
 
 
@@ -177,15 +204,15 @@ def potrf(a: np.ndarray, G: ProcessGrid, what: str) -> int:
     trsm_ = get_blas_funcs("trsm", dtype=dt)
     G.connect(what)
     myg, mygc = G.global_rows(), G.global_cols()
-    for k0 in range(0, n, nb):
+
+    def start_panel(k0: int) -> tuple:
+        """Factor panel k0 on its grid column (potrf + trsm), start its row broadcast."""
         w = min(nb, n - k0)
-        K = k0 // nb
-        pc_k = K % G.npcol
+        pc = (k0 // nb) % G.npcol
         rows = n - k0
         buf = np.empty((rows + 1, w), dtype=dt)
-        if G.mycol == pc_k:
-            lc0 = G.cols_before(k0)
-            P = _panel_gather(a, G, k0, w, lc0, what)
+        if G.mycol == pc:
+            P = _panel_gather(a, G, k0, w, G.cols_before(k0), what)
             L11, inf = potrf_(P[:w], lower=1, clean=1, overwrite_a=0)
             buf[rows] = inf
             if inf == 0:
@@ -195,30 +222,46 @@ def potrf(a: np.ndarray, G: ProcessGrid, what: str) -> int:
                                         overwrite_b=1)
             else:
                 buf[:rows] = 0
-        G.bcast_row(buf, pc_k, what)
+            del P
+        return k0, w, buf, G.ibcast_row(buf, pc)
+
+    def update(Lr, colsH, tr0: int, tc0: int, c: int, stop: int) -> None:
+        """A22 -= L21 L21^H on local columns c..stop, only from each column's diagonal
+        block down (SYRK), in chunks of about _CHOL_CHUNK columns."""
+        while c < stop:
+            gj = mygc[c]
+            e = min(stop, c + max(nb - gj % nb, _CHOL_CHUNK - _CHOL_CHUNK % nb))
+            r = max(G.rows_before(gj - gj % nb), tr0)  # my rows from that block row down
+            if r < G.mloc:
+                gemm(-1.0, Lr[r - tr0:], colsH[:, c - tc0:e - tc0], 1.0, a[r:, c:e])
+            c = e
+
+    pending = start_panel(0) if n else None
+    while pending is not None:
+        k0, w, buf, request = pending
+        G.finish(request, what)
+        pending = None
+        rows = n - k0
         inf = int(buf[rows, 0].real)
         if inf:
             return k0 + inf
+        pc_k = (k0 // nb) % G.npcol
         panel = buf[:rows]
         lr0, lc = G.rows_before(k0), G.cols_before(k0)
         mine = panel if G.nprow == 1 else panel[myg[lr0:] - k0]
         if G.mycol == pc_k:
             a[lr0:, lc:lc + w] = mine
-        # trailing update of blocks on or below the diagonal: A22 -= L21 L21^H
         tr0, tc0 = G.rows_before(k0 + w), G.cols_before(k0 + w)
-        if tr0 >= G.mloc or tc0 >= G.nloc:
-            continue
         colsH = np.ascontiguousarray(panel[mygc[tc0:] - k0].conj().T)  # (w, my cols)
         Lr = mine[tr0 - lr0:]
-        c = tc0
-        while c < G.nloc:  # one local column block at a time
-            gj = mygc[c]
-            e = min(G.nloc, c + nb - gj % nb)
-            r = G.rows_before(gj - gj % nb)  # my rows from that block row down
-            r = max(r, tr0)
-            if r < G.mloc:
-                gemm(-1.0, Lr[r - tr0:], colsH[:, c - tc0:e - tc0], 1.0, a[r:, c:e])
-            c = e
+        k1 = k0 + w
+        done = tc0
+        if k1 < n:  # look-ahead: the next panel's columns first, then start that panel
+            if G.mycol == (k1 // nb) % G.npcol:
+                done = min(G.nloc, tc0 + min(nb, n - k1))
+                update(Lr, colsH, tr0, tc0, tc0, done)
+            pending = start_panel(k1)
+        update(Lr, colsH, tr0, tc0, done, G.nloc)
     return 0
 
 

@@ -32,6 +32,10 @@ __all__ = ["numroc", "owner", "g2l", "l2g", "local_before", "ProcessGrid", "to_2
 # (chosen from benchmarks/bench_linalg.py's block-size table).
 DEFAULT_BLOCKSIZE = 128
 
+# Started broadcasts not yet waited for (request, buffer); one abandoned by an abort
+# stays here for good, so its buffer is never freed under MPI.
+_IN_FLIGHT: dict = {}
+
 
 # --------------------------------------------------------------------------- index math
 def numroc(n: int, nb: int, iproc: int, nprocs: int) -> int:
@@ -183,24 +187,32 @@ class ProcessGrid:
         self._wait(c.Ibcast([b, comm.MPI.BYTE], root), what, (buf,))
 
     def ibcast_row(self, buf: np.ndarray, root_col: int) -> Any:
-        """Start a row broadcast; returns a request for :meth:`finish` (None if nothing)."""
+        """Start a row broadcast (C-contiguous ``buf``, in place); returns a handle for
+        :meth:`finish` (None if there is nothing to send). Until finished, the request
+        and buffer stay referenced from ``_IN_FLIGHT``: if the block is aborted with the
+        broadcast pending, MPI never writes into freed memory."""
         if self.npcol == 1 or buf.nbytes == 0:
             return None
-        from spmdlab import comm
-
-        return (self.row_comm.Ibcast([buf.reshape(-1).view(np.uint8), comm.MPI.BYTE], root_col), buf)
+        return self._ibcast(self.row_comm, buf, root_col)
 
     def ibcast_col(self, buf: np.ndarray, root_row: int) -> Any:
+        """Start a broadcast down my grid column (see :meth:`ibcast_row`)."""
         if self.nprow == 1 or buf.nbytes == 0:
             return None
+        return self._ibcast(self.col_comm, buf, root_row)
+
+    def _ibcast(self, c: Any, buf: np.ndarray, root: int) -> Any:
         from spmdlab import comm
 
-        return (self.col_comm.Ibcast([buf.reshape(-1).view(np.uint8), comm.MPI.BYTE], root_row), buf)
+        pending = (c.Ibcast([buf.reshape(-1).view(np.uint8), comm.MPI.BYTE], root), buf)
+        _IN_FLIGHT[id(pending)] = pending
+        return pending
 
     def finish(self, pending: Any, what: str) -> None:
-        """Wait (interruptibly) for a request from :meth:`ibcast_row`/:meth:`ibcast_col`."""
+        """Wait (interruptibly) for a broadcast from :meth:`ibcast_row`/:meth:`ibcast_col`."""
         if pending is not None:
             self._wait(pending[0], what, (pending[1],))
+            _IN_FLIGHT.pop(id(pending), None)
 
     def allgatherv_col(self, part: np.ndarray, counts: Sequence[int], what: str) -> np.ndarray:
         """Rows from every lab of my grid column stacked by grid row: ``part`` has
