@@ -44,6 +44,10 @@ CASES = [
     ("reduction_patterns", ["--size", "50"], r"gop\(np\.matmul, \[\[k, 1\], \[1, 0\]\]\) on lab k, in lab order: "
                                               r"\[\[43, 10\], \[30, 7\]\]"),
     ("reduction_patterns", ["--labs", "2", "--size", "5"], r"in lab order: \[\[3, 1\], \[2, 1\]\]"),
+    ("linear_solve", ["--size", "6", "--block", "4"],
+     r"lab grid 2 x 2, blocks of 4 x 4\n  lab 1 stores rows \[0:4, 8:12, 16:20, 24:28, 32:36\][\s\S]*"
+     r"    3 4 3 4 3 4 3 4 3\n"),
+    ("linear_solve", ["--labs", "2", "--size", "9", "--block", "8"], r"on 2 labs: lab grid 1 x 2"),
 ]
 
 
