@@ -424,3 +424,19 @@ def test_a_lab_holds_its_part_plus_panel_buffers(pools):
     for peak in spmdlab.spmd_run(go, N, nb, pool=pools(4), timeout=120):
         assert peak <= part + 8 * panel, (peak / full, peak / part, peak / panel)
         assert peak < 0.5 * full
+
+
+def test_mldivide_of_a_non_square_matrix_is_least_squares(pools):
+    def go():
+        import numpy as np
+
+        from spmdlab import codistributed, codistributor2dbc, gather, mldivide
+
+        rng = np.random.default_rng(4)
+        A = rng.standard_normal((30, 7))
+        b = rng.standard_normal(30)
+        x = gather(mldivide(codistributed(A, codistributor2dbc([2, 1], 4)), b))
+        return float(np.abs(x - np.linalg.lstsq(A, b, rcond=None)[0]).max())
+
+    for err in spmdlab.spmd_run(go, pool=pools(2), timeout=60):
+        assert err < 1e-10
