@@ -7,27 +7,29 @@ against numpy with 2 BLAS threads, ratios in the same run.
 (``OPENBLAS_CORETYPE``/``OPENBLAS_L2_SIZE`` select a slower kernel here: unset them for
 the whole command.) The client process (numpy's baseline) uses 2 BLAS threads, every lab
 one. A distributed timing runs inside one spmd block: a barrier, the operation, a
-barrier, on every lab, the median over --repeat runs of lab 1's clock (the result
-exists only once every lab is done). numpy's timing is the median in the client, taken
-in turns with ours (one spmd block per round) so both see the same machine.
+barrier, on every lab, lab 1's clock (the result exists only once every lab is done);
+numpy runs in the client under ``threadpool_limits(2)``. The two run in turns, --repeat
+rounds, medians shown, so both see the same machine (others' jobs on it slow both).
 
 :func:`qr_rows` is what ``bench_linalg.py`` calls for its QR table.
 """
 from __future__ import annotations
 
 import os
+import sys
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
-    os.environ[_var] = "2"  # numpy's baseline: 2 BLAS threads (the labs get 1 from the pool)
+if __name__ == "__main__" and any(v in os.environ for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")):
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+    os.execve(sys.executable, [sys.executable] + sys.argv, env)
 
 import argparse  # noqa: E402
 import statistics  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
 
 import spmdlab  # noqa: E402
 from spmdlab import codistributed, codistributor1d, codistributor2dbc, spmd_run  # noqa: E402
@@ -42,7 +44,7 @@ def _lab_times(op: str, shape, layout, repeat: int):
 
     m, n = shape
     A = codistributed.randn(m, n, codist=layout, seed=1)
-    b = codistributed.randn(m, 1, codist=codistributor1d(1), seed=2) if op == "lstsq" else None
+    b = codistributed.randn(m, 1, codist=codistributor1d(1), seed=2) if op.startswith("lstsq") else None
     fn = {
         "qr": lambda: np.linalg.qr(A),
         "qr-r": lambda: np.linalg.qr(A, mode="r"),
@@ -61,28 +63,30 @@ def _lab_times(op: str, shape, layout, repeat: int):
     return statistics.median(out)
 
 
-def _numpy_time(op: str, shape, repeat: int) -> float:
+def _numpy_fn(op: str, shape):
     rng = np.random.default_rng(1)
     A = rng.standard_normal(shape)
     b = rng.standard_normal((shape[0], 1))
-    fn = {
+    return {
         "qr": lambda: np.linalg.qr(A),
         "qr-r": lambda: np.linalg.qr(A, mode="r"),
         "svd-s": lambda: np.linalg.svd(A, compute_uv=False),
         "lstsq": lambda: np.linalg.lstsq(A, b),
         "lstsq-x": lambda: np.linalg.lstsq(A, b),
     }[op]
-    fn()
-    out = []
-    for _ in range(repeat):
+
+
+def _numpy_once(fn, threads: int = 2) -> float:
+    with threadpool_limits(threads):  # numpy's baseline: 2 BLAS threads (every lab has 1)
         t = time.perf_counter()
         fn()
-        out.append(time.perf_counter() - t)
-    return statistics.median(out)
+        return time.perf_counter() - t
 
 
-def qr_rows(pool, repeat: int = 5, quick: bool = False) -> list:
-    """``(label, ours s, numpy s, speed ratio numpy/ours)`` rows for one pool."""
+def qr_rows(pool, repeat: int = 5, quick: bool = False):
+    """Yield ``(label, ours s, numpy 2 threads s, ratio numpy/ours, numpy 1 thread s)`` rows
+    for one pool (the 1-thread baseline is the steadier one on a loaded machine: 2 BLAS
+    threads that spin while waiting suffer most from others' jobs)."""
     p = pool.numlabs
     tall = (20000, 50) if quick else (200000, 64)
     square = 1000 if quick else 2000
@@ -98,15 +102,16 @@ def qr_rows(pool, repeat: int = 5, quick: bool = False) -> list:
     cases.append((f"2dbc qr reduced N={square} nb=128", "qr", (square, square), codistributor2dbc(None, 128)))
     cases.append((f"2dbc lstsq x N={square}x{square // 2} nb=128", "lstsq-x", (square, square // 2),
                   codistributor2dbc(None, 128)))
-    rows = []
     for label, op, shape, layout in cases:
-        ours, base = [], []
-        for _ in range(2):  # rounds in turns
-            ours.append(list(spmd_run(_lab_times, op, shape, layout, repeat, pool=pool))[0])
-            base.append(_numpy_time(op, shape, repeat))
-        o, b = min(ours), min(base)
-        rows.append((f"{label} {shape[0]}x{shape[1]}", o, b, b / o))
-    return rows
+        fn = _numpy_fn(op, shape)
+        _numpy_once(fn)
+        ours, base, one = [], [], []
+        for _ in range(repeat):  # in turns: numpy (2 threads, 1 thread), distributed
+            base.append(_numpy_once(fn))
+            one.append(_numpy_once(fn, 1))
+            ours.append(list(spmd_run(_lab_times, op, shape, layout, 1, pool=pool))[0])
+        o, b, b1 = statistics.median(ours), statistics.median(base), statistics.median(one)
+        yield f"{label} {shape[0]}x{shape[1]}", o, b, b / o, b1
 
 
 def main() -> None:
@@ -117,11 +122,13 @@ def main() -> None:
     args = ap.parse_args()
     for n in args.labs:
         with spmdlab.Pool(n) as pool:
-            print(f"\n### {n} labs (1 BLAS thread each) vs numpy with 2 BLAS threads")
-            print("| operation | spmdlab | numpy | speed vs numpy |")
-            print("|---|---|---|---|")
-            for label, o, b, r in qr_rows(pool, args.repeat, args.quick):
-                print(f"| {label} | {o * 1e3:.1f} ms | {b * 1e3:.1f} ms | {r:.2f}x |", flush=True)
+            print(f"\n### {n} labs (1 BLAS thread each) vs numpy with 2 BLAS threads; load average "
+                  f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+            print("| operation | spmdlab | numpy 2 threads | ratio | numpy 1 thread | ratio |")
+            print("|---|---|---|---|---|---|")
+            for label, o, b, r, b1 in qr_rows(pool, args.repeat, args.quick):
+                print(f"| {label} | {o * 1e3:.1f} ms | {b * 1e3:.1f} ms | {r:.2f}x | {b1 * 1e3:.1f} ms "
+                      f"| {b1 / o:.2f}x |", flush=True)
 
 
 if __name__ == "__main__":

@@ -216,7 +216,7 @@ def ls_suite(dtypes):
         ck.ok(f"rank-deficient {np.dtype(dt).name}", rank == rankw == 3 and res.size == 0 and
               np.abs(gather(x) - xw).max() <= 1e3 * tol(dt, m) * max(1, np.abs(xw).max()), f"{rank} {gather(x)} {xw}")
         # general shape through the 2dbc Householder path (x only), and its rank check
-        for shape in [(3 * p + 2, 3 * p), (5, 5)]:
+        for shape in [(3 * p + 2, 3 * p), (5, 5), (3 * p, 3 * p + 2)]:
             m, n = shape
             A = rand(shape, dt, 11)
             b = rand((m, 2), dt, 12)
@@ -226,9 +226,12 @@ def ls_suite(dtypes):
                 xw = np.linalg.lstsq(A, b, rcond=None)[0]
                 ck.ok(f"lstsq x-only {shape} {np.dtype(dt).name} {name}",
                       np.abs(x - xw).max() <= 1e3 * tol(dt, m) * max(1, np.abs(xw).max()), f"{x} {xw}")
-            A[:, 1] = A[:, 0]
+            if m >= n:
+                A[:, 1] = A[:, 0]
+            else:
+                A[1, :] = A[0, :]
             D = codistributed(A, codistributor2dbc(None, 2))
-            if m < p * n:  # not tall-skinny: the 2dbc path, no column pivoting
+            if m < p * n and n < p * m:  # not tall-skinny: the 2dbc path, no column pivoting
                 ck.raises(f"lstsq rank-deficient 2dbc {shape}", np.linalg.LinAlgError, "Rank deficient",
                           lambda: LA.lstsq(D, b, full_output=False))
     return ck.bad, ck.count

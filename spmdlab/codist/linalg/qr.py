@@ -20,8 +20,9 @@ factored matrix transposed, ``tau`` a replicated numpy array). ``qr(A)`` follows
 minimum-norm solution) for tall-skinny A (TSQR, then the SVD of the small R) and for
 short-wide A (n >= numlabs * m: TSQR of A^H). ``lstsq(A, B, full_output=False)`` gives
 only x and works for every non-square A with m >= n through the 2dbc Householder QR
-(``Q^H B``, then back substitution with R; a rank-deficient A is an error there, since
-there is no column pivoting): that is what ``mldivide`` uses for non-square A.
+(``Q^H B``, then back substitution with R) and with m < n through the Householder QR of
+A^H (the minimum-norm solution); a rank-deficient A is an error on that path, since
+there is no column pivoting. That is what ``mldivide`` uses for non-square A.
 x comes back by rows for TSQR inputs, in A's 2dbc grid (n x nrhs) otherwise; a 1-D b
 gives a 1-D x in the default 1-D layout.
 """
@@ -280,36 +281,87 @@ def _ls_tall_2dbc(A, B, vector, what):
     h = householder_qr(A2, what)
     g = h.grid
     dt = h.local.dtype
-    # rank check on the diagonal of R (every lab gets it; the decision is the same)
-    d = np.zeros(n, dtype=np.float64)
-    rows, cols = g.global_rows(), g.global_cols()
-    mine = np.intersect1d(rows[rows < n], cols)
-    if mine.size:
-        d[mine] = np.abs(h.local[np.searchsorted(rows, mine), np.searchsorted(cols, mine)])
-    d = combine_sum(d, what)
-    tol = max(m, n) * eps_of(dt) * (d.max() if d.size else 0.0)
-    rank = int(np.count_nonzero(d > tol))
-    if rank < n or not np.all(np.isfinite(d)):
-        raise np.linalg.LinAlgError(
-            f"{what}: Rank deficient, rank = {rank}, tol = {tol:.6e} (|R[i,i]| of the Householder QR "
-            f"of the {m}x{n} matrix; without column pivoting there is no basic solution). The "
-            f"tall-skinny case (m >= numlabs*n, 1-D layout) gives the minimum-norm solution")
+    _rank_check(h, what)
     cb = codistributor2dbc(c.LabGrid, c.BlockSize, c.Orientation, (m, 1 if vector else B.shape[1]))
-    if is_codist(B):
-        Bc = B.astype(np.result_type(B.dtype, dt), copy=False)
-        if vector:
-            Bc = _vector_to_column(Bc, what)
-        Y = np.array(getLocalPart(redistribute(Bc, cb)), dtype=dt, copy=True)
-    else:
-        Bn = np.asarray(B, dtype=dt).reshape(m, -1)
-        sel = cb.localSelection(here()[0], here()[1])
-        Y = np.array(Bn[np.ix_(*[np.arange(s.start, s.stop) if isinstance(s, slice) else s for s in sel])],
-                     dtype=dt, copy=True)
+    Y = _rhs_2dbc(B, cb, vector, dt, what)
     h.apply(Y, conj=True)
     ln = numroc(n, g.nb, g.myrow, g.nprow)
     X = np.ascontiguousarray(Y[:ln])
     trsm_upper(g, h.local, n, X, what)
     xc = _build(X, codistributor2dbc(c.LabGrid, c.BlockSize, c.Orientation, (n, cb.GlobalSize[1])))
+    if vector:
+        xr = redistribute(xc, codistributor1d(1, None, (n, 1)))
+        return _build(getLocalPart(xr)[:, 0].copy(), codistributor1d(1, getCodistributor(xr).Partition, (n,)))
+    return xc
+
+
+def _rank_check(h, what: str) -> None:
+    """LinAlgError on every lab when |R[i,i]| says the factored matrix is rank deficient
+    (the diagonal is combined over the labs, so every lab decides alike)."""
+    g = h.grid
+    k = h.k
+    d = np.zeros(k, dtype=np.float64)
+    rows, cols = g.global_rows(), g.global_cols()
+    mine = np.intersect1d(rows[rows < k], cols)
+    if mine.size:
+        d[mine] = np.abs(h.local[np.searchsorted(rows, mine), np.searchsorted(cols, mine)])
+    d = combine_sum(d, what)
+    tol = max(g.m, g.n) * eps_of(h.local.dtype) * (d.max() if d.size else 0.0)
+    rank = int(np.count_nonzero(d > tol))
+    if rank < k or not np.all(np.isfinite(d)):
+        raise np.linalg.LinAlgError(
+            f"{what}: Rank deficient, rank = {rank}, tol = {tol:.6e} (|R[i,i]| of the Householder QR "
+            f"on the 2dbc grid; without column pivoting there is no basic solution). The "
+            f"tall-skinny case (m >= numlabs*n, or n >= numlabs*m) gives the minimum-norm solution")
+
+
+def _rhs_2dbc(B: Any, cb: codistributor2dbc, vector: bool, dt: np.dtype, what: str) -> np.ndarray:
+    """A copy of this lab's part of B (as m x nrhs) in the 2dbc layout ``cb``."""
+    if is_codist(B):
+        Bc = B.astype(np.result_type(B.dtype, dt), copy=False)
+        if vector:
+            Bc = _vector_to_column(Bc, what)
+        return np.array(getLocalPart(redistribute(Bc, cb)), dtype=dt, copy=True)
+    Bn = np.asarray(B, dtype=dt).reshape(cb.GlobalSize)
+    lab, p = here()
+    sel = cb.localSelection(lab, p)
+    return np.array(Bn[np.ix_(*[np.arange(s.start, s.stop) if isinstance(s, slice) else s for s in sel])],
+                    dtype=dt, copy=True)
+
+
+def _ls_wide_2dbc(A, B, vector, what):
+    """m < n, any size: the minimum-norm solution through the Householder QR of A^H on the
+    transposed grid, ``A^H = Q R``: solve ``R^H y = b`` (12a's PDTRSM, lower), ``x = Q [y; 0]``.
+    A^H and R^H are local transposes (a 2dbc layout transposes to the transposed grid),
+    so only b and y move."""
+    from .factor import trsm
+
+    m, n = A.shape
+    A2 = to_2dbc(A, what)
+    c = getCodistributor(A2)
+    nprow, npcol = c.LabGrid
+    flip = "col" if c.Orientation == "row" else "row"
+    ct = codistributor2dbc([npcol, nprow], c.BlockSize, flip, (n, m))
+    AH = _build(getLocalPart(A2).conj().T, ct)
+    h = householder_qr(AH, what)
+    _rank_check(h, what)
+    g = h.grid
+    dt = h.local.dtype
+    nrhs = 1 if vector else B.shape[1]
+    # R^H (m x m, lower) in A's grid: the conjugate transpose of R's local part
+    Rl = _triu_local(h.local, g, m)[:, :numroc(m, g.nb, g.mycol, g.npcol)]
+    cl = codistributor2dbc(c.LabGrid, c.BlockSize, c.Orientation, (m, m))
+    L = np.ascontiguousarray(Rl.conj().T)
+    cy = codistributor2dbc(c.LabGrid, c.BlockSize, c.Orientation, (m, nrhs))
+    Y = _rhs_2dbc(B, cy, vector, dt, what)
+    trsm(L, ProcessGrid(cl).connect(what), Y, ProcessGrid(cy), True, False, what)
+    # y into the first m rows of an n x nrhs matrix on the transposed grid, then x = Q [y; 0]
+    cy2 = codistributor2dbc([npcol, nprow], c.BlockSize, flip, (m, nrhs))
+    y2 = getLocalPart(redistribute(_build(Y, cy), cy2))
+    X = np.zeros((g.mloc, y2.shape[1]), dtype=dt)  # my columns of the n x nrhs matrix
+    X[:y2.shape[0]] = y2
+    h.apply(X, conj=False)
+    xc = _build(X, codistributor2dbc([npcol, nprow], c.BlockSize, flip, (n, nrhs)))
     if vector:
         xr = redistribute(xc, codistributor1d(1, None, (n, 1)))
         return _build(getLocalPart(xr)[:, 0].copy(), codistributor1d(1, getCodistributor(xr).Partition, (n,)))
@@ -343,6 +395,4 @@ def lstsq(A: Any, B: Any, rcond: Optional[float] = None, *, full_output: bool = 
             "TSQR). For the solution alone use mldivide(A, b) or lstsq(A, b, full_output=False)")
     if m >= n:
         return _ls_tall_2dbc(A, B, vector, what)
-    raise NotImplementedError(
-        f"{what}: the minimum-norm solution of an underdetermined {m}x{n} system on {p} labs is "
-        f"computed only when n >= numlabs*m (TSQR of A^H); here n < {p}*{m}")
+    return _ls_wide_2dbc(A, B, vector, what)
