@@ -87,7 +87,6 @@ def qr_rows(pool, repeat: int = 5, quick: bool = False):
     """Yield ``(label, ours s, numpy 2 threads s, ratio numpy/ours, numpy 1 thread s)`` rows
     for one pool (the 1-thread baseline is the steadier one on a loaded machine: 2 BLAS
     threads that spin while waiting suffer most from others' jobs)."""
-    p = pool.numlabs
     tall = (20000, 50) if quick else (200000, 64)
     square = 1000 if quick else 2000
     cases = [

@@ -350,7 +350,7 @@ def _run(pools, suite, *args, sizes=(1, 2, 3, 4)):
 
 @pytest.mark.parametrize("dtypes", [(np.float64, np.complex64), (np.float32, np.complex128)])
 def test_qr_all_layouts(pools, dtypes):
-    shapes = [(13, 3), (9, 9), (5, 11), (1, 1), (40, 2)]
+    shapes = [(13, 3), (9, 9), (5, 11), (1, 1)]  # (13, 3) is tall-skinny up to 4 labs
     assert _run(pools, qr_suite, shapes, dtypes) > 100
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from spmdlab import codistributed, getCodistributor, getLocalPart, globalIndices
 
-from .qrbase import allgather_small, build, combine_sum, forwarding, here, is_codist, layout_labs, real_dtype
+from .qrbase import allgather_small, build, combine_sum, forwarding, is_codist, layout_labs, real_dtype
 
 __all__ = ["np_norm", "norm", "np_trace", "trace", "np_triu", "np_tril", "triu", "tril"]
 

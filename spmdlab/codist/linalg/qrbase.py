@@ -13,12 +13,12 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from spmdlab import (codistributed, codistributor1d, codistributor2dbc, getCodistributor,
+from spmdlab import (codistributed, codistributor1d, getCodistributor,
                      getLocalPart, labindex, numlabs, redistribute)
 
 __all__ = ["linalg_dtype", "here", "is_codist", "layout_labs", "allgather_rows",
-           "allgather_small", "combine_sum", "agree", "replicated_to_codist", "rows_of",
-           "local_rows_of", "real_dtype", "eps_of", "forwarding", "default_2dbc", "build"]
+           "allgather_small", "combine_sum", "replicated_to_codist", "rows_of",
+           "local_rows_of", "real_dtype", "eps_of", "forwarding", "build"]
 
 _OK = {np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128)}
 
@@ -113,27 +113,6 @@ def combine_sum(x: np.ndarray, what: str) -> np.ndarray:
     return out
 
 
-def agree(message: Optional[str], what: str, exc: type = ValueError) -> None:
-    """Collective check: if any lab has a ``message``, every lab raises ``exc`` with it
-    (the first failing lab's text) at this same step."""
-    _, n = here()
-    if n == 1:
-        if message is not None:
-            raise exc(f"{what}: {message}")
-        return
-    buf = np.zeros(480, dtype=np.uint8)
-    if message is not None:
-        raw = message.encode()[:479]
-        buf[0] = 1
-        buf[1:1 + len(raw)] = np.frombuffer(raw, dtype=np.uint8)
-    got = allgather_small(buf, what)
-    for k in range(n):
-        if got[k, 0]:
-            text = bytes(got[k, 1:]).rstrip(b"\0").decode(errors="replace")
-            raise exc(f"{what}: {text} (lab {k + 1})" if message is None or text != message
-                      else f"{what}: {text}")
-
-
 def replicated_to_codist(X: np.ndarray, codist: Any = None) -> codistributed:
     """A codistributed array from ``X``, the same on every lab, each lab keeping its part
     (no communication). Default layout: the default ``codistributor1d`` of X's shape."""
@@ -173,12 +152,6 @@ def local_rows_of(B: Any, partition: List[int], what: str) -> np.ndarray:
     if is_codist(B):
         return getLocalPart(rows_of(B, what, list(partition)))
     return np.asarray(B)[lo:hi]
-
-
-def default_2dbc(shape: Tuple[int, int]) -> codistributor2dbc:
-    from .grid import DEFAULT_BLOCKSIZE
-
-    return codistributor2dbc(codistributor2dbc.defaultLabGrid(numlabs()), DEFAULT_BLOCKSIZE, "row", shape)
 
 
 def forwarding(fn):
