@@ -98,7 +98,7 @@ def allgather_rows(part: np.ndarray, counts: Sequence[int], what: str) -> np.nda
 
 def allgather_small(x: np.ndarray, what: str) -> np.ndarray:
     """``x`` (the same shape and dtype on every lab) from every lab: shape ``(n,) + x.shape``."""
-    x = np.ascontiguousarray(x)
+    x = np.array(x, order="C", copy=None)  # (ascontiguousarray would make a 0-d array 1-D)
     _, n = here()
     return allgather_rows(x.reshape((1,) + x.shape), [1] * n, what)
 
