@@ -12,7 +12,10 @@ the same machine; others' jobs on it slow both):
   this process with 2 BLAS threads (LU with partial pivoting; target >= 0.5x, aim 0.7x);
 - ``np.linalg.cholesky(S)`` the same way (S symmetric positive definite);
 - ``D @ E`` 2dbc, N = 3000, default grid, against ``A @ B`` with 2 BLAS threads
-  (target >= 0.8x).
+  (target >= 0.8x);
+- with ``--ops qr``: the QR side's table (``bench_linalg_qr.py``: TSQR qr/svd/lstsq of a
+  200000 x 64 matrix by rows, 2dbc Householder QR N = 2000 for block sizes 64/128/256,
+  lstsq through it).
 
 Ours is timed on the labs from a barrier until the last lab is done (barrier after),
 inputs already distributed; results stay distributed. Every lab runs one BLAS thread
@@ -140,6 +143,21 @@ def check(pool, n: int = 300) -> None:
     assert np.allclose(_P[1], A @ S), "matmul"
 
 
+# --- QR side (12b): TSQR, 2dbc Householder QR, lstsq, SVD of a tall matrix --------------
+def qr_side_table(pool, repeat: int) -> None:
+    """The QR rows (``--ops qr``) for one pool, from ``bench_linalg_qr.qr_rows``: ours
+    against numpy with 2 BLAS threads (and 1), in turns, in this run."""
+    from bench_linalg_qr import qr_rows
+
+    print(f"\nQR side, {pool.numlabs} labs (one BLAS thread each); load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
+    print("| operation | spmdlab | numpy 2 threads | ratio | numpy 1 thread | ratio |")
+    print("|---|---|---|---|---|---|")
+    for label, o, b, r, b1 in qr_rows(pool, repeat):
+        print(f"| {label} | {o:.3f} s | {b:.3f} s | {r:.2f}x | {b1:.3f} s | {b1 / o:.2f}x |", flush=True)
+# --- end QR side (12b) ----------------------------------------------------------------------
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=4096, help="solve/cholesky size")
@@ -155,7 +173,7 @@ def main() -> None:
         check(pool)
         grids = [[1, 2], [2, 1]] if labs == 2 else [None]
         rows = []
-        for op in args.ops:
+        for op in [o for o in args.ops if o != "qr"]:  # "qr": qr_side_table below
             n = args.mm if op == "matmul" else args.n
             for grid in ([None] if op == "matmul" else grids):
                 for nb in args.blocks:
@@ -165,6 +183,8 @@ def main() -> None:
                     print(f"  {rows[-1][0]} grid {rows[-1][1]} nb {nb}: {t_ours:.3f} s vs "
                           f"{t_np:.3f} s ({t_np / t_ours:.2f}x)  load {os.getloadavg()[0]:.1f}",
                           flush=True)
+        if "qr" in args.ops:
+            qr_side_table(pool, args.repeat)
         pool.close()
         print(f"\n{labs} labs (one BLAS thread each) vs numpy with 2 BLAS threads, same run; "
               f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
