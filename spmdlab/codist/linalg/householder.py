@@ -27,7 +27,7 @@ buffers, never the whole matrix.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 from scipy.linalg import solve_triangular
@@ -89,7 +89,7 @@ class Householder:
             V[...] = _unit_lower(self.local[r0:, c0:c0 + jb], g.global_rows()[r0:] - j0)
         return g.bcast_row(V, pc, self.what)
 
-    def apply(self, X: np.ndarray, conj: bool, col_from: Optional[np.ndarray] = None) -> None:
+    def apply(self, X: np.ndarray, conj: bool, col_from: Optional[Callable[[int], int]] = None) -> None:
         """``X <- Q^H X`` (``conj``) or ``Q X``, in place, for ``X`` this lab's local part
         of an m x * matrix in the same grid layout (rows like A's). ``col_from(j0)``: local
         columns of X before it are known untouched (forming Q from the identity)."""

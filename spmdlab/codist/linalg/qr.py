@@ -74,21 +74,22 @@ def tall_skinny(shape: Tuple[int, int], nlabs: int) -> bool:
 
 
 def _uses_tsqr(A: codistributed) -> bool:
-    return isinstance(getCodistributor(A), codistributor1d) and tall_skinny(tuple(A.shape), here()[1])
+    m, n = A.shape
+    return isinstance(getCodistributor(A), codistributor1d) and tall_skinny((m, n), here()[1])
 
 
-def tsqr_factor(A: codistributed, what: str):
+def tsqr_factor(A: codistributed, what: str) -> Tuple[Any, codistributed]:
     """TSQR of ``A`` laid out by rows (redistributed if needed): ``(factor, A_by_rows)``."""
     Ar = rows_of(A, what)
     parts = getCodistributor(Ar).Partition
     return tsqr(getLocalPart(Ar), parts, A.shape[1], what), Ar
 
 
-def _rows_codist(parts, shape) -> codistributor1d:
+def _rows_codist(parts: Any, shape: Tuple[int, ...]) -> codistributor1d:
     return codistributor1d(1, list(parts), tuple(shape))
 
 
-def _build(local: np.ndarray, codist) -> codistributed:
+def _build(local: np.ndarray, codist: Any) -> codistributed:
     return build(local, codist)
 
 
@@ -103,7 +104,7 @@ def _triu_local(local: np.ndarray, g: ProcessGrid, nrows: int) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- QR
-def _qr(A: Any, mode: str, what: str):
+def _qr(A: Any, mode: str, what: str) -> Any:
     if mode not in ("reduced", "complete", "r", "raw", "r-complete"):
         raise ValueError(f"Unrecognized mode '{mode}'")
     A = prepare(A, what)
@@ -144,13 +145,13 @@ def _qr(A: Any, mode: str, what: str):
     return QRResult(_build(E, cq), R)
 
 
-def np_qr(a: Any, mode: str = "reduced"):
+def np_qr(a: Any, mode: str = "reduced") -> Any:
     """``np.linalg.qr`` for a codistributed matrix (see the module docstring for layouts)."""
     return _qr(a, mode, "numpy.linalg.qr")
 
 
 @forwarding
-def qr(A: Any, *args: Any, nargout: int = 2):
+def qr(A: Any, *args: Any, nargout: int = 2) -> Any:
     """MATLAB's ``qr``: ``Q, R = qr(A)`` (full: Q m x m, R m x n), ``qr(A, 0)`` or
     ``qr(A, "econ")`` (economy: Q m x min(m, n)), ``qr(A, nargout=1)`` (R only, upper
     triangular). Column pivoting (``"vector"``, ``"matrix"``, three outputs) is not
@@ -191,7 +192,7 @@ def _rhs(B: Any, m: int, what: str) -> Tuple[Any, bool]:
     return B, nd == 1
 
 
-def _rhs_rows(B: Any, parts, dt: np.dtype, what: str) -> np.ndarray:
+def _rhs_rows(B: Any, parts: Any, dt: np.dtype, what: str) -> np.ndarray:
     """This lab's rows of B as a 2-D array of dtype ``dt``."""
     Bi = local_rows_of(B, list(parts), what)
     Bi = Bi.reshape(Bi.shape[0], 1) if Bi.ndim != 2 else Bi
@@ -204,7 +205,7 @@ def _rcond(rcond: Optional[float], m: int, n: int, dt: np.dtype) -> float:
     return float(rcond) if rcond >= 0 else eps_of(dt)
 
 
-def _x_result(x: np.ndarray, vector: bool):
+def _x_result(x: np.ndarray, vector: bool) -> codistributed:
     """A replicated small solution as a codistributed array in the default 1-D layout."""
     return replicated_to_codist(x[:, 0].copy() if vector else x)
 
@@ -214,7 +215,8 @@ def _out_dtype(A: codistributed, B: Any) -> np.dtype:
     return np.result_type(A.dtype, linalg_dtype(bt, "lstsq"))
 
 
-def _ls_tall_tsqr(A, B, vector, rcond, full, what):
+def _ls_tall_tsqr(A: codistributed, B: Any, vector: bool, rcond: Optional[float], full: bool,
+                  what: str) -> Any:
     m, n = A.shape
     f, Ar = tsqr_factor(A, what)
     parts = getCodistributor(Ar).Partition
@@ -233,7 +235,8 @@ def _ls_tall_tsqr(A, B, vector, rcond, full, what):
     return xs, resid, rank, s
 
 
-def _ls_wide_tsqr(A, B, vector, rcond, full, what):
+def _ls_wide_tsqr(A: codistributed, B: Any, vector: bool, rcond: Optional[float], full: bool,
+                  what: str) -> Any:
     """Short-wide A (m x n, n >= numlabs m): A^H = Q R by TSQR, x = Q pinv(R^H) b."""
     m, n = A.shape
     lab, _ = here()
@@ -273,7 +276,7 @@ def _gather_small(B: codistributed, what: str) -> np.ndarray:
     return allgather_rows(L, parts, what).reshape(shape)
 
 
-def _ls_tall_2dbc(A, B, vector, what):
+def _ls_tall_2dbc(A: codistributed, B: Any, vector: bool, what: str) -> codistributed:
     """m >= n, any size: Householder QR on the grid, Q^H b, back substitution."""
     m, n = A.shape
     A2 = to_2dbc(A, what)
@@ -288,14 +291,14 @@ def _ls_tall_2dbc(A, B, vector, what):
     ln = numroc(n, g.nb, g.myrow, g.nprow)
     X = np.ascontiguousarray(Y[:ln])
     trsm_upper(g, h.local, n, X, what)
-    xc = _build(X, codistributor2dbc(c.LabGrid, c.BlockSize, c.Orientation, (n, cb.GlobalSize[1])))
+    xc = _build(X, codistributor2dbc(c.LabGrid, c.BlockSize, c.Orientation, (n, 1 if vector else B.shape[1])))
     if vector:
         xr = redistribute(xc, codistributor1d(1, None, (n, 1)))
         return _build(getLocalPart(xr)[:, 0].copy(), codistributor1d(1, getCodistributor(xr).Partition, (n,)))
     return xc
 
 
-def _rank_check(h, what: str) -> None:
+def _rank_check(h: Any, what: str) -> None:
     """LinAlgError on every lab when |R[i,i]| says the factored matrix is rank deficient
     (the diagonal is combined over the labs, so every lab decides alike)."""
     g = h.grid
@@ -329,7 +332,7 @@ def _rhs_2dbc(B: Any, cb: codistributor2dbc, vector: bool, dt: np.dtype, what: s
                     dtype=dt, copy=True)
 
 
-def _ls_wide_2dbc(A, B, vector, what):
+def _ls_wide_2dbc(A: codistributed, B: Any, vector: bool, what: str) -> codistributed:
     """m < n, any size: the minimum-norm solution through the Householder QR of A^H on the
     transposed grid, ``A^H = Q R``: solve ``R^H y = b`` (12a's PDTRSM, lower), ``x = Q [y; 0]``.
     A^H and R^H are local transposes (a 2dbc layout transposes to the transposed grid),
@@ -374,7 +377,7 @@ def _vector_to_column(b: codistributed, what: str) -> codistributed:
     return _build(getLocalPart(br).reshape(-1, 1), codistributor1d(1, p, (b.shape[0], 1)))
 
 
-def lstsq(A: Any, B: Any, rcond: Optional[float] = None, *, full_output: bool = True):
+def lstsq(A: Any, B: Any, rcond: Optional[float] = None, *, full_output: bool = True) -> Any:
     """Least squares ``min ||A x - B||`` (numpy's ``np.linalg.lstsq``; see the module
     docstring for the algorithms, the result layouts and ``full_output=False``)."""
     what = "numpy.linalg.lstsq" if full_output else "lstsq"

@@ -54,7 +54,7 @@ def here() -> Tuple[int, int]:
 
 def _codist_labs(c: Any) -> int:
     if isinstance(c, codistributor1d):
-        return len(c.Partition)
+        return len(c.Partition or [])
     return int(c.LabGrid[0] * c.LabGrid[1])
 
 
@@ -67,7 +67,7 @@ def layout_labs(D: Any, what: str) -> Tuple[int, int]:
     return lab, n
 
 
-def _comm():
+def _comm() -> Any:
     from spmdlab import comm  # imports MPI: only on labs, only when communicating
 
     return comm
@@ -154,7 +154,7 @@ def local_rows_of(B: Any, partition: List[int], what: str) -> np.ndarray:
     return np.asarray(B)[lo:hi]
 
 
-def forwarding(fn):
+def forwarding(fn: Any) -> Any:
     """MATLAB-named functions: run on the labs when an argument is a client
     ``distributed`` (its ``__array_function__`` sends the call there)."""
     import functools

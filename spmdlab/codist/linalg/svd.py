@@ -42,11 +42,11 @@ def _out_of_scope(what: str, m: int, n: int, p: int) -> NotImplementedError:
         "m >= numlabs*n (or short-wide, n >= numlabs*m): TSQR, then the SVD of the small triangle")
 
 
-def _build(local: np.ndarray, codist) -> codistributed:
+def _build(local: np.ndarray, codist: Any) -> codistributed:
     return build(local, codist)
 
 
-def _core(A: Any, full_matrices: bool, compute_uv: bool, what: str):
+def _core(A: Any, full_matrices: bool, compute_uv: bool, what: str) -> Any:
     A = prepare(A, what)
     m, n = A.shape
     lab, p = here()
@@ -75,12 +75,11 @@ def _core(A: Any, full_matrices: bool, compute_uv: bool, what: str):
             W = local_q_complete(f, lab, Ur)
         else:
             W = tsqr_q(f, Ur)
-        Vh = _build(W.conj().T, codistributor1d(2, parts, (W.shape[1], n)))
-        return SVDResult(Vrh.conj().T.copy(), s, Vh)
+        return SVDResult(Vrh.conj().T.copy(), s, _build(W.conj().T, codistributor1d(2, parts, (W.shape[1], n))))
     raise _out_of_scope(what, m, n, p)
 
 
-def np_svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
+def np_svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Any:
     """``np.linalg.svd`` of a tall-skinny or short-wide codistributed matrix."""
     what = "numpy.linalg.svd"
     if hermitian:
@@ -96,7 +95,7 @@ def singular_values(A: Any, what: str = "svd") -> np.ndarray:
 
 
 @forwarding
-def svd(A: Any, *args: Any, nargout: int = 1):
+def svd(A: Any, *args: Any, nargout: int = 1) -> Any:
     """MATLAB's ``svd``: ``s = svd(A)`` (a replicated numpy vector), ``U, S, V = svd(A,
     nargout=3)`` (full) or ``svd(A, "econ", nargout=3)`` / ``svd(A, 0, nargout=3)``
     (economy); ``S`` is the diagonal matrix (replicated), ``V`` (not ``V^H``). Tall-skinny
@@ -146,15 +145,15 @@ def _eig_error(what: str) -> NotImplementedError:
 
 
 @forwarding
-def eig(A: Any, *args: Any, **kwargs: Any):
+def eig(A: Any, *args: Any, **kwargs: Any) -> Any:
     """MATLAB's ``eig``: not supported for distributed matrices (raises)."""
     if not is_codist(A):
         return np.linalg.eigvals(np.asarray(A))
     raise _eig_error("eig")
 
 
-def _eig_named(name: str):
-    def handler(a: Any, *args: Any, **kwargs: Any):
+def _eig_named(name: str) -> Any:
+    def handler(a: Any, *args: Any, **kwargs: Any) -> Any:
         raise _eig_error(f"numpy.linalg.{name}")
 
     handler.__name__ = f"np_{name}"
