@@ -45,13 +45,16 @@ def tol(dt, n):
 # --------------------------------------------------------------------------- pure math (no MPI)
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize("counts", [[7, 6, 0, 10], [23], [3, 3, 3, 3, 3, 3, 3, 2], [1, 0, 22]])
-def test_tsqr_math_simulated_labs(dt, counts):
+@pytest.mark.parametrize("chunk", [None, 5, 2])
+def test_tsqr_math_simulated_labs(dt, counts, chunk):
+    """TSQR over simulated labs; ``chunk``: each lab's block by the sequential TSQR over
+    row chunks (5 rows: chunks taller than n; 2: shorter, so chunk triangles are 2 x n)."""
     n = 4
     m = sum(counts)
     A = rand((m, n), dt)
     offs = np.cumsum([0] + counts)
     ks = [min(c, n) for c in counts]
-    locs = [TS.local_factor(A[offs[i]:offs[i + 1]]) for i in range(len(counts))]
+    locs = [TS.local_factor(A[offs[i]:offs[i + 1]], chunk) for i in range(len(counts))]
     h2, tau2, R = TS.combine(np.vstack([loc.R for loc in locs]))
     facs = [TS.Factor(loc, counts, ks, h2, tau2, R) for loc in locs]
     Q = np.vstack([TS.local_q(f, i + 1, np.eye(n, dtype=dt)) for i, f in enumerate(facs)])
@@ -65,8 +68,10 @@ def test_tsqr_math_simulated_labs(dt, counts):
     tops = [TS.local_qh(loc, B[offs[i]:offs[i + 1]]) for i, loc in enumerate(locs)]
     c = TS.stacked_qh(facs[0], np.vstack([tp[0] for tp in tops]))
     x = np.linalg.solve(R, c[:n])
-    want = np.linalg.lstsq(A.astype(np.complex128), B, rcond=None)[0]
+    want, wres = np.linalg.lstsq(A.astype(np.complex128), B, rcond=None)[:2]
     assert np.abs(x - want).max() < 1e3 * tol(dt, m)
+    res = sum((np.abs(tp[1]) ** 2).sum(axis=0) for tp in tops) + (np.abs(c[n:]) ** 2).sum(axis=0)
+    assert np.allclose(res, wres, rtol=1e3 * tol(dt, m))
 
 
 @pytest.mark.parametrize("dt", DTYPES)
