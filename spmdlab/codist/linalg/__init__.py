@@ -40,4 +40,12 @@ HANDLERS.update({
     np.linalg.eigvalsh: np_eigvalsh, np.linalg.norm: np_norm, np.trace: np_trace,
     np.triu: np_triu, np.tril: np_tril,
 })
+for _name, _impl in (  # numpy >= 2's array-API names
+        ("svdvals", lambda x: np_svd(x, compute_uv=False)),
+        ("matrix_norm", lambda x, keepdims=False, ord="fro": np_norm(x, ord, None, keepdims)),
+        ("vector_norm", lambda x, axis=None, keepdims=False, ord=2: np_norm(x, ord, axis, keepdims)
+         if x.ndim == 1 or axis is not None else np_norm(x.reshape(-1), ord, None, keepdims)),
+        ("trace", lambda x, offset=0, dtype=None: np_trace(x, offset, dtype=dtype))):
+    if hasattr(np.linalg, _name):
+        HANDLERS[getattr(np.linalg, _name)] = _impl
 # --- end QR side (12b) ---
