@@ -2,7 +2,7 @@
 against numpy with 2 BLAS threads, ratios in the same run.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/bench_linalg_qr.py \
-        [--labs 2 4] [--repeat 5] [--quick]
+        [--labs 2 4] [--repeat 5] [--quick] [--only TSQR]
 
 (``OPENBLAS_CORETYPE``/``OPENBLAS_L2_SIZE`` select a slower kernel here: unset them for
 the whole command.) The client process (numpy's baseline) uses 2 BLAS threads, every lab
@@ -83,7 +83,7 @@ def _numpy_once(fn, threads: int = 2) -> float:
         return time.perf_counter() - t
 
 
-def qr_rows(pool, repeat: int = 5, quick: bool = False):
+def qr_rows(pool, repeat: int = 5, quick: bool = False, only: str = ""):
     """Yield ``(label, ours s, numpy 2 threads s, ratio numpy/ours, numpy 1 thread s)`` rows
     for one pool (the 1-thread baseline is the steadier one on a loaded machine: 2 BLAS
     threads that spin while waiting suffer most from others' jobs)."""
@@ -102,6 +102,8 @@ def qr_rows(pool, repeat: int = 5, quick: bool = False):
     cases.append((f"2dbc lstsq x N={square}x{square // 2} nb=128", "lstsq-x", (square, square // 2),
                   codistributor2dbc(None, 128)))
     for label, op, shape, layout in cases:
+        if only not in label:
+            continue
         fn = _numpy_fn(op, shape)
         _numpy_once(fn)
         ours, base, one = [], [], []
@@ -118,6 +120,7 @@ def main() -> None:
     ap.add_argument("--labs", type=int, nargs="+", default=[2, 4])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default="", help="rows whose label contains this (e.g. TSQR, 2dbc)")
     args = ap.parse_args()
     for n in args.labs:
         with spmdlab.Pool(n) as pool:
@@ -125,7 +128,7 @@ def main() -> None:
                   f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
             print("| operation | spmdlab | numpy 2 threads | ratio | numpy 1 thread | ratio |")
             print("|---|---|---|---|---|---|")
-            for label, o, b, r, b1 in qr_rows(pool, args.repeat, args.quick):
+            for label, o, b, r, b1 in qr_rows(pool, args.repeat, args.quick, args.only):
                 print(f"| {label} | {o * 1e3:.1f} ms | {b * 1e3:.1f} ms | {r:.2f}x | {b1 * 1e3:.1f} ms "
                       f"| {b1 / o:.2f}x |", flush=True)
 
