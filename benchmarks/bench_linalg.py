@@ -103,12 +103,13 @@ def setup(pool, op: str, n: int, nb: int, grid) -> tuple:
 def compare(pool, op: str, n: int, nb: int, grid, repeat: int, base) -> tuple:
     inputs = setup(pool, op, n, nb, grid)
     ours_once(pool, op, inputs)  # warm-up (also makes the grid's communicators)
-    ours, theirs = [], []
+    ours, two, one = [], [], []
     for _ in range(repeat):
-        theirs.append(base())
+        two.append(base[0]())
+        one.append(base[1]())
         ours.append(ours_once(pool, op, inputs))
     del inputs
-    return statistics.median(ours), statistics.median(theirs)
+    return statistics.median(ours), statistics.median(two), statistics.median(one)
 
 
 def baselines(n: int, m: int):
@@ -117,12 +118,12 @@ def baselines(n: int, m: int):
     M1, M2 = full_matrix("general", m), full_matrix("general", m) + 1
 
     def timed(f):
-        def run() -> float:
-            with threadpool_limits(2):
+        def run(threads: int) -> float:
+            with threadpool_limits(threads):
                 t = time.perf_counter()
                 f()
                 return time.perf_counter() - t
-        return run
+        return (lambda: run(2)), (lambda: run(1))
 
     return {"solve": timed(lambda: np.linalg.solve(A, b)),
             "cholesky": timed(lambda: np.linalg.cholesky(S)),
@@ -177,21 +178,22 @@ def main() -> None:
             n = args.mm if op == "matmul" else args.n
             for grid in ([None] if op == "matmul" else grids):
                 for nb in args.blocks:
-                    t_ours, t_np = compare(pool, op, n, nb, grid, args.repeat, base[op])
+                    t_ours, t_np, t_one = compare(pool, op, n, nb, grid, args.repeat, base[op])
                     g = grid or spmdlab.codistributor2dbc.defaultLabGrid(labs)
-                    rows.append((f"{op} N={n}", f"{g[0]}x{g[1]}", nb, t_ours, t_np, t_np / t_ours))
+                    rows.append((f"{op} N={n}", f"{g[0]}x{g[1]}", nb, t_ours, t_np, t_one))
                     print(f"  {rows[-1][0]} grid {rows[-1][1]} nb {nb}: {t_ours:.3f} s vs "
-                          f"{t_np:.3f} s ({t_np / t_ours:.2f}x)  load {os.getloadavg()[0]:.1f}",
-                          flush=True)
+                          f"{t_np:.3f} s ({t_np / t_ours:.2f}x), 1 thread {t_one:.3f} s "
+                          f"({t_one / t_ours:.2f}x)  load {os.getloadavg()[0]:.1f}", flush=True)
         if "qr" in args.ops:
             qr_side_table(pool, args.repeat)
         pool.close()
         print(f"\n{labs} labs (one BLAS thread each) vs numpy with 2 BLAS threads, same run; "
               f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
-        print("| operation | grid | block | spmdlab | numpy 2 threads | ratio |")
-        print("|---|---|---|---|---|---|")
-        for op, g, nb, t1, t2, r in rows:
-            print(f"| {op} | {g} | {nb} | {t1:.3f} s | {t2:.3f} s | {r:.2f}x |")
+        print("| operation | grid | block | spmdlab | numpy 2 threads | ratio | numpy 1 thread | ratio |")
+        print("|---|---|---|---|---|---|---|---|")
+        for op, g, nb, t1, t2, t3 in rows:
+            print(f"| {op} | {g} | {nb} | {t1:.3f} s | {t2:.3f} s | {t2 / t1:.2f}x | {t3:.3f} s "
+                  f"| {t3 / t1:.2f}x |")
         print()
 
 

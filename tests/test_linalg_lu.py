@@ -440,3 +440,28 @@ def test_mldivide_of_a_non_square_matrix_is_least_squares(pools):
 
     for err in spmdlab.spmd_run(go, pool=pools(2), timeout=60):
         assert err < 1e-10
+
+
+def test_an_error_on_one_lab_mid_factorization_aborts_the_others_and_the_pool_recovers(pools):
+    """Lab 2 fails before joining: the others wait in the grid's interruptible waits (the
+    communicators' creation or a panel broadcast) and are aborted, never stuck; the pool's
+    communicators are renewed (grid communicators freed) and the next solve works."""
+    pool = pools(4)
+
+    def go(fail_on):
+        import numpy as np
+
+        from spmdlab import codistributed, codistributor2dbc, gather, labindex
+
+        A = np.random.default_rng(1).standard_normal((40, 40)) + 40 * np.eye(40)
+        D = codistributed(A, codistributor2dbc([2, 2], 4))
+        if labindex() == fail_on:
+            raise RuntimeError("lab failed on purpose")
+        x = gather(np.linalg.solve(D, np.ones(40)))
+        return float(np.abs(A @ x - 1).max())
+
+    with pytest.raises(spmdlab.SpmdError) as info:
+        spmdlab.spmd_run(go, 2, pool=pool, timeout=60)
+    assert "lab failed on purpose" in str(info.value)
+    for err in spmdlab.spmd_run(go, 0, pool=pool, timeout=60):
+        assert err < 1e-10
