@@ -99,10 +99,7 @@ class _Work:
     def __init__(self, A: Any, dt: np.dtype, what: str, like: Optional[Any] = None) -> None:
         if like is not None:
             c = getCodistributor(like)
-            D = to_2dbc(A, what, c.BlockSize, c.LabGrid)
-            if getCodistributor(D).Orientation != c.Orientation:
-                D = redistribute(D, codistributor2dbc(c.LabGrid, c.BlockSize, c.Orientation,
-                                                      _shape(A)))
+            D = to_2dbc(A, what, c.BlockSize, c.LabGrid, c.Orientation)
         else:
             D = to_2dbc(A, what)
         self.D = D

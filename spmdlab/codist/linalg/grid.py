@@ -274,13 +274,14 @@ class ProcessGrid:
 
 # --------------------------------------------------------------------------- redistribution
 def to_2dbc(A: Any, what: str, blocksize: Optional[int] = None,
-            labgrid: Optional[Sequence[int]] = None) -> Any:
+            labgrid: Optional[Sequence[int]] = None, orientation: Optional[str] = None) -> Any:
     """``A`` as a 2dbc codistributed matrix for a factorization.
 
-    A 2dbc input is kept (no copy) unless ``blocksize``/``labgrid`` ask for another;
-    a 1-D layout is redistributed (lab to lab, never gathered) to ``labgrid`` (default:
-    MATLAB's default grid) and ``blocksize`` (default :data:`DEFAULT_BLOCKSIZE`); a
-    replicated numpy array is split the same way (each lab keeps its part)."""
+    A 2dbc input is kept (no copy) unless ``blocksize``/``labgrid``/``orientation`` ask
+    for another; a 1-D layout is redistributed (lab to lab, never gathered) to
+    ``labgrid`` (default: MATLAB's default grid), ``blocksize`` (default
+    :data:`DEFAULT_BLOCKSIZE`) and ``orientation`` (default 'row'); a replicated numpy
+    array is split the same way (each lab keeps its part)."""
     n = runtime.numlabs()
     if not isinstance(A, codistributed):
         A = np.asarray(A)
@@ -288,17 +289,17 @@ def to_2dbc(A: Any, what: str, blocksize: Optional[int] = None,
             raise ValueError(f"{what}: expected a 2-D matrix, got an array of shape {A.shape}")
         grid = list(labgrid) if labgrid is not None else choose_labgrid(n, A.shape)
         nb = blocksize or DEFAULT_BLOCKSIZE
-        return codistributed(A, codistributor2dbc(grid, nb, "row", A.shape))
+        return codistributed(A, codistributor2dbc(grid, nb, orientation or "row", A.shape))
     if A.ndim != 2:
         raise ValueError(f"{what}: expected a 2-D matrix, got a codistributed array of shape {A.shape}")
     c = getCodistributor(A)
     if isinstance(c, codistributor2dbc):
         grid = list(labgrid) if labgrid is not None else c.LabGrid
         nb = blocksize or c.BlockSize
-        if grid == c.LabGrid and nb == c.BlockSize:
+        orient = orientation or c.Orientation
+        if grid == c.LabGrid and nb == c.BlockSize and orient == c.Orientation:
             return A
-        return redistribute(A, codistributor2dbc(grid, nb, c.Orientation, tuple(A.shape)))
+        return redistribute(A, codistributor2dbc(grid, nb, orient, tuple(A.shape)))
     grid = list(labgrid) if labgrid is not None else choose_labgrid(n, A.shape)
     nb = blocksize or DEFAULT_BLOCKSIZE
-    return redistribute(A, codistributor2dbc(grid, nb, "row", tuple(A.shape)))
-
+    return redistribute(A, codistributor2dbc(grid, nb, orientation or "row", tuple(A.shape)))
