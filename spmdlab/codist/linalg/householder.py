@@ -21,8 +21,8 @@ on one grid column of labs):
 ``Q`` stays implicit (V in the factored local parts, T per panel); :meth:`Householder.apply`
 applies ``Q`` or ``Q^H`` to a matrix in the same grid layout (forward or backward over the
 panels, V broadcast again), which forms ``Q`` explicitly from the identity and gives
-``Q^H B`` for least squares. :func:`trsm_upper` solves with the upper-triangular R
-(block back substitution on the grid). A lab holds its local part plus panel-sized
+``Q^H B`` for least squares (then ``factor.trsm``, PDTRSM, solves with the upper
+triangle of the factored local parts). A lab holds its local part plus panel-sized
 buffers, never the whole matrix.
 """
 from __future__ import annotations
@@ -30,7 +30,6 @@ from __future__ import annotations
 from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
-from scipy.linalg import solve_triangular
 
 from spmdlab import codistributed, codistributor2dbc, getCodistributor, getLocalPart
 
@@ -38,7 +37,7 @@ from .blas import gemm
 from .grid import ProcessGrid, numroc
 from .tsqr import geqrf
 
-__all__ = ["larft", "Householder", "householder_qr", "identity_like", "trsm_upper"]
+__all__ = ["larft", "Householder", "householder_qr", "identity_like"]
 
 
 def larft(V: np.ndarray, tau: np.ndarray) -> np.ndarray:
@@ -166,44 +165,3 @@ def identity_like(g: ProcessGrid, m: int, ncols: int, dtype: Any) -> Tuple[np.nd
     if hit.size:
         E[hit, np.searchsorted(cols, rows[hit])] = 1
     return E, cq
-
-
-def trsm_upper(g: ProcessGrid, R: np.ndarray, nr: int, Y: np.ndarray, what: str) -> None:
-    """Solve ``R[:nr, :nr] X = Y`` in place (``Y`` <- X) by block back substitution on the
-    grid: ``R`` is the local part of an upper-triangular (at least) nr x nr matrix and
-    ``Y`` of an nr x nrhs matrix, both in ``g``'s grid layout (same rows distribution).
-
-    For each block row k from the last: the diagonal block goes along its grid row, whose
-    labs solve their columns of ``Y_k``; then ``X_k`` goes down the grid columns and the
-    column block of R above the diagonal along the grid rows, and every lab updates its
-    rows above: ``Y_i -= R_ik X_k``. (Mentioned for 12a: a separate small function, not a
-    second grid module.)"""
-    nb = g.nb
-    grows = g.global_rows()
-    ny = Y.shape[1]
-    for K0 in reversed(range(0, nr, nb)):
-        kb = min(nb, nr - K0)
-        pr, pc = g.row_owner(K0), g.col_owner(K0)
-        lr0, lc0 = g.rows_before(K0), g.cols_before(K0)
-        # diagonal block along grid row pr
-        if g.myrow == pr:
-            D = np.empty((kb, kb), dtype=R.dtype)
-            if g.mycol == pc:
-                D[...] = R[lr0:lr0 + kb, lc0:lc0 + kb]
-            g.bcast_row(D, pc, what)
-            if ny:
-                Y[lr0:lr0 + kb] = solve_triangular(D, Y[lr0:lr0 + kb], lower=False, check_finite=False)
-        if K0 == 0:
-            break
-        # X_k down my grid column (from grid row pr), R[:K0, block k] along my grid row
-        Xk = np.empty((kb, ny), dtype=Y.dtype)
-        if g.myrow == pr:
-            Xk[...] = Y[lr0:lr0 + kb]
-        g.bcast_col(Xk, pr, what)
-        nabove = int(np.searchsorted(grows, K0))
-        Rk = np.empty((nabove, kb), dtype=R.dtype)
-        if g.mycol == pc:
-            Rk[...] = R[:nabove, lc0:lc0 + kb]
-        g.bcast_row(Rk, pc, what)
-        if nabove and ny:
-            gemm(-1.0, Rk, Xk, 1.0, Y[:nabove])

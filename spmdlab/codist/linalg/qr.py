@@ -36,7 +36,8 @@ import numpy as np
 from spmdlab import codistributed, codistributor1d, codistributor2dbc, getCodistributor, getLocalPart, redistribute
 
 from .grid import ProcessGrid, numroc, to_2dbc
-from .householder import householder_qr, identity_like, trsm_upper
+from .factor import trsm
+from .householder import householder_qr, identity_like
 from .qrbase import (build, combine_sum, eps_of, forwarding, here, is_codist, layout_labs, linalg_dtype,
                      local_rows_of, replicated_to_codist, rows_of)
 from .tsqr import local_q_complete, tsqr, tsqr_q, tsqr_qh
@@ -290,8 +291,9 @@ def _ls_tall_2dbc(A: codistributed, B: Any, vector: bool, what: str) -> codistri
     h.apply(Y, conj=True)
     ln = numroc(n, g.nb, g.myrow, g.nprow)
     X = np.ascontiguousarray(Y[:ln])
-    trsm_upper(g, h.local, n, X, what)
-    xc = _build(X, codistributor2dbc(c.LabGrid, c.BlockSize, c.Orientation, (n, 1 if vector else B.shape[1])))
+    cx = codistributor2dbc(c.LabGrid, c.BlockSize, c.Orientation, (n, 1 if vector else B.shape[1]))
+    trsm(h.local, g, X, ProcessGrid(cx), False, False, what)  # R: the upper triangle, n x n
+    xc = _build(X, cx)
     if vector:
         xr = redistribute(xc, codistributor1d(1, None, (n, 1)))
         return _build(getLocalPart(xr)[:, 0].copy(), codistributor1d(1, getCodistributor(xr).Partition, (n,)))
@@ -337,8 +339,6 @@ def _ls_wide_2dbc(A: codistributed, B: Any, vector: bool, what: str) -> codistri
     transposed grid, ``A^H = Q R``: solve ``R^H y = b`` (12a's PDTRSM, lower), ``x = Q [y; 0]``.
     A^H and R^H are local transposes (a 2dbc layout transposes to the transposed grid),
     so only b and y move."""
-    from .factor import trsm
-
     m, n = A.shape
     A2 = to_2dbc(A, what)
     c = getCodistributor(A2)
