@@ -38,9 +38,18 @@ __all__ += [
 ]
 
 # Dense linear algebra under MATLAB's names (issue 12; numpy's names work through
-# __array_function__).
-from .codist.linalg import chol, det, inv, lu, mldivide, mrdivide, solve_triangular  # noqa: E402
+# __array_function__). Loaded on first use (PEP 562): spmdlab.codist.linalg imports
+# scipy.linalg, which would add about a second to every lab's start and client import.
+_LINALG_NAMES = ("mldivide", "mrdivide", "lu", "chol", "inv", "det", "solve_triangular")
+_LINALG_NAMES += ("qr", "lstsq", "svd", "eig", "norm", "trace", "triu", "tril")  # (QR side, 12b)
+__all__ += list(_LINALG_NAMES)
 
-__all__ += ["mldivide", "mrdivide", "lu", "chol", "inv", "det", "solve_triangular"]
-from .codist.linalg import eig, lstsq, norm, qr, svd, trace, tril, triu  # noqa: E402  (QR side, 12b)
-__all__ += ["qr", "lstsq", "svd", "eig", "norm", "trace", "triu", "tril"]  # (QR side, 12b)
+
+def __getattr__(name: str):
+    if name in _LINALG_NAMES:
+        from .codist import linalg
+
+        value = getattr(linalg, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'spmdlab' has no attribute {name!r}")
