@@ -51,7 +51,9 @@ __version__ = "0.1.0"
 
 # MATLAB's names for the numerics (spmdlab.numerics): loaded on first use, since they import
 # scipy, which would add about a second to every lab's start and to `import spmdlab`.
-_NUMERICS = ("fft", "fft2", "fftn", "ifft", "ifft2", "ifftn")
+_NUMERICS = ("fft", "fft2", "fftn", "ifft", "ifft2", "ifftn",
+             "mldivide", "mrdivide", "lu", "chol", "inv", "det", "solve_triangular",
+             "qr", "lstsq", "svd", "eig", "norm", "trace", "triu", "tril")
 
 __all__ = [
     # pools and blocks

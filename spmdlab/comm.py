@@ -35,6 +35,9 @@ from . import settings  # noqa: E402
 _base: MPI.Intracomm | None = None
 _current: MPI.Intracomm | None = None
 _subcomms: dict[int, MPI.Intracomm] = {}
+# (id(block communicator), grid key) -> (row communicator, column communicator) of a
+# process grid (issue 12, dense linear algebra); freed on renewal
+_grid_comms: dict[tuple, tuple[MPI.Intracomm, MPI.Intracomm]] = {}
 _block: MPI.Intracomm | None = None
 # Requests of aborted operations, with their buffers: kept alive until the request has
 # completed (a cancelled receive at once; a send once matched), so MPI can never write
@@ -92,6 +95,7 @@ def renew() -> None:
     _subcomms.clear()
     _graveyard.extend((request, keep) for request, keep in _self_sends)
     _self_sends.clear()
+    _free_grid_comms()
     _current = _base.Dup()
     for c in old:
         _free(c)
@@ -220,6 +224,43 @@ def probe(comm: MPI.Intracomm, source: int, tag: int, what: str) -> MPI.Message:
         return None if message is None else (message, status)
 
     return _poll(ready, what)
+
+
+# --------------------------------------------------------------------------- process grids
+def grid_comms(key: tuple, myrow: int, mycol: int, what: str) -> tuple[MPI.Intracomm, MPI.Intracomm]:
+    """The row and column communicators of a 2-D process grid over the running block's
+    labs (ScaLAPACK's BLACS row/column scopes): ``(row, col)``, where ``row`` holds the
+    labs of grid row ``myrow`` ranked by grid column and ``col`` the labs of grid column
+    ``mycol`` ranked by grid row.
+
+    Collective: every lab of the block calls it with the same ``key`` (it names the grid,
+    e.g. ``(nprow, npcol, orientation)``) and its own coordinates. Made once per block
+    communicator and key (cached), freed in :func:`renew`. ``Comm.Split`` blocks, so the
+    labs first meet in an interruptible barrier: a lab that failed before getting here
+    aborts the others there instead of leaving them stuck in the split."""
+    c = block()
+    k = (id(c),) + tuple(key)
+    found = _grid_comms.get(k)
+    if found is not None:
+        return found
+    wait(c.Ibarrier(), what)
+    row = c.Split(myrow, mycol)
+    col = c.Split(mycol, myrow)
+    _grid_comms[k] = (row, col)
+    return row, col
+
+
+def _free_grid_comms() -> None:
+    """Free the process-grid communicators (from ``renew``: every lab frees the same
+    ones, in the order they were made). ``Free`` only releases the handle; MPI keeps
+    the communicator until operations abandoned on it are done."""
+    for pair in list(_grid_comms.values()):
+        for c in pair:
+            try:
+                c.Free()
+            except MPI.Exception:
+                _graveyard.append(c)
+    _grid_comms.clear()
 
 
 # --------------------------------------------------------------------------- staging

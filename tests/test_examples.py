@@ -45,6 +45,10 @@ CASES = [
     ("reduction_patterns", ["--labs", "2", "--size", "5"], r"in lab order: \[\[3, 1\], \[2, 1\]\]"),
     ("spectral_poisson", ["--size", "32"], r"32 x 32 grid over 4 labs, by columns: lab 1: 0:8; lab 2: 8:16"),
     ("spectral_poisson", ["--labs", "3", "--size", "11"], r"lab 3: 8:11\nmax \|u - exact\|"),
+    ("linear_solve", ["--size", "6", "--block", "4"],
+     r"lab grid 2 x 2, blocks of 4 x 4\n  lab 1 stores rows \[0:4, 8:12, 16:20, 24:28, 32:36\][\s\S]*"
+     r"    3 4 3 4 3 4 3 4 3\n"),
+    ("linear_solve", ["--labs", "2", "--size", "9", "--block", "8"], r"on 2 labs: lab grid 1 x 2"),
 ]
 
 

@@ -16,7 +16,7 @@ ROOT = os.path.dirname(os.path.abspath(spmdlab.__file__))  # the checkout's, or 
 
 # The array package's layers, bottom-up: a module may import only from its own or lower layers.
 LAYERS = [
-    {"regions", "registry", "elision"},
+    {"regions", "registry", "elision", "blas"},
     {"base"},
     {"layout", "plan"},
     {"collectives"},
@@ -34,6 +34,13 @@ LAYERS = [
     {"fft_bailey"},
     {"fft"},
     {"fft_matlab"},
+    {"linalg.qrbase", "linalg.grid"},
+    {"linalg.tsqr", "linalg.factor"},
+    {"linalg.householder"},
+    {"linalg.qr"},
+    {"linalg.svd", "linalg.dense"},
+    {"linalg.norms"},
+    {"linalg"},
     {"__init__"},
 ]
 

@@ -31,3 +31,8 @@ __all__ = ["codistributed", "gather", "getCodistributor", "getLocalPart", "globa
 implemented_in("spmdlab.codist.fft", np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft, np.fft.hfft,
                np.fft.ihfft, np.fft.fft2, np.fft.ifft2, np.fft.rfft2, np.fft.irfft2, np.fft.fftn,
                np.fft.ifftn, np.fft.rfftn, np.fft.irfftn, np.fft.fftshift, np.fft.ifftshift)
+implemented_in("spmdlab.codist.linalg", np.linalg.solve, np.linalg.cholesky, np.linalg.inv, np.linalg.det,
+               np.linalg.slogdet, np.linalg.qr, np.linalg.lstsq, np.linalg.svd, np.linalg.eig,
+               np.linalg.eigvals, np.linalg.eigh, np.linalg.eigvalsh, np.linalg.norm, np.trace, np.triu,
+               np.tril, *(getattr(np.linalg, name) for name in ("svdvals", "matrix_norm", "vector_norm", "trace")
+                          if hasattr(np.linalg, name)))

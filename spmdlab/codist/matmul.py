@@ -1,17 +1,24 @@
 """Matrix products of codistributed arrays: ``@``, ``np.dot``, matrix-vector.
 
 1-D layouts multiply with a ring (A's rows stay, B's row panels travel around the labs);
-2dbc layouts with SUMMA (panels of A along grid rows, of B along grid columns, one panel
-ahead); replicated operands need no communication.
+2dbc layouts with SUMMA (van de Geijn and Watts, "SUMMA: Scalable Universal Matrix
+Multiplication Algorithm", 1997): when the labs share one machine, the panels are read
+straight from the block's staging window (``summa_shared``), else panels of A travel
+along grid rows and of B along grid columns, one panel ahead. The local products are
+in-place BLAS GEMMs (``C += A B`` with beta = 1, no temporary). Replicated operands need
+no communication.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from ..codistributor import codistributor1d, codistributor2dbc
+from ..runtime import lazy_comm as comm
 from .base import CodistArray, describe, here
+from .blas import gemm, supported
 from .collectives import Exchange, allgather
 from .elementwise import elementwise, local_operand
 from .layout import is1d, labs_of, local_sel, replicated_result
@@ -22,7 +29,8 @@ from .transfer import gather, redistribute
 __all__ = ["matmul", "np_dot"]
 
 
-_SUMMA_PANEL = 256  # k-columns per SUMMA step (rounded to whole blocks)
+_SUMMA_PANEL = 512  # k-columns per SUMMA step (rounded to whole blocks)
+_SHARED = True  # SUMMA through the staging window when the labs share one machine
 
 
 def _rows(D, what: str):
@@ -160,8 +168,105 @@ def _ring(A, B, rdt, what: str):
     return type(A)._from_local(C, codistributor1d(1, A._codist.Partition, (A.shape[0], m_)))
 
 
+def _class_order(ks: np.ndarray, b: int, L: int) -> np.ndarray:
+    """Positions of the increasing global k indices ``ks`` (whole blocks of b, the last
+    maybe short) grouped by block class ``(k // b) % L``, each class in increasing k."""
+    cls = (ks // b) % L
+    return np.argsort(cls, kind="stable")
+
+
+def summa_shared(A, B, rdt, what: str):
+    """SUMMA with the panels read straight from the labs' staging window (one machine):
+    each lab copies its part of A (if its grid row has other labs) and of B (if its grid
+    column has) into its segment once, its k blocks grouped by class ``K mod lcm(r, q)``;
+    after one barrier every lab multiplies, class by class, the A columns of the lab in
+    its grid row that owns the class with the B rows of the lab in its grid column that
+    owns it, with one in-place BLAS GEMM per class on views of the window (no messages,
+    no packing, no waiting while computing). None when there is no window (labs on
+    several machines, parts above ``SPMDLAB_STAGING_MB``) or the dtypes need numpy."""
+    lab, n = here()
+    Al, Bl = A._local, B._local
+    if not (supported(rdt) and Al.dtype == rdt and Bl.dtype == rdt):
+        return None
+    ca, cb = A._codist, B._codist
+    r, q = ca.LabGrid
+    b = ca.BlockSize
+    L = math.lcm(r, q)
+    shapes_a = [ca.localShape(p, n) for p in range(1, n + 1)]
+    shapes_b = [cb.localShape(p, n) for p in range(1, n + 1)]
+    it = np.dtype(rdt).itemsize
+    size_a = [math.prod(s) * it if q > 1 else 0 for s in shapes_a]
+    size_b = [math.prod(s) * it if r > 1 else 0 for s in shapes_b]
+    sizes = [sa + sb for sa, sb in zip(size_a, size_b)]
+    st = comm.staging(sizes, what)  # collective: every lab gets the same answer
+    if st is None:
+        return None
+    pr, pc = ca.gridCoords(lab, n)
+    coords = {L_: ca.gridCoords(L_, n) for L_ in range(1, n + 1)}
+    at = {v: L_ for L_, v in coords.items()}
+    kA = {j: ca.globalIndices(2, at[(0, j)], n) for j in range(q)}
+    kB = {i: cb.globalIndices(1, at[(i, 0)], n) for i in range(r)}
+
+    def grouped(ks: np.ndarray) -> tuple:
+        order = _class_order(ks, b, L)
+        counts = np.bincount((ks // b) % L, minlength=L)
+        return order, np.concatenate(([0], np.cumsum(counts)))
+
+    mine_a = grouped(kA[pc])
+    mine_b = grouped(kB[pr])
+
+    def regroup(x: np.ndarray, order: np.ndarray, axis: int, out: Any = None) -> np.ndarray:
+        if np.array_equal(order, np.arange(order.size)):  # one class (e.g. r divides q)
+            if out is None:
+                return x
+            np.copyto(out, x)
+            return out
+        out = np.empty(x.shape, dtype=rdt) if out is None else out
+        np.take(x, order, axis=axis, out=out)
+        return out
+
+    seg = st.segment(lab - 1)
+    if q > 1 and Al.size:
+        regroup(Al, mine_a[0], 1, seg[:Al.nbytes].view(rdt).reshape(Al.shape))
+    if r > 1 and Bl.size:
+        off = size_a[lab - 1]
+        regroup(Bl, mine_b[0], 0, seg[off:off + Bl.nbytes].view(rdt).reshape(Bl.shape))
+    st.sync(what)
+    nl, ml = Al.shape[0], Bl.shape[1]
+    C = np.zeros((nl, ml), dtype=rdt)
+    own_a = None if q > 1 else regroup(Al, mine_a[0], 1)
+    own_b = None if r > 1 else regroup(Bl, mine_b[0], 0)
+    if nl and ml:
+        for c in range(L):
+            ja, ib = c % q, c % r
+            la, lb = at[(pr, ja)], at[(ib, pc)]
+            if q > 1:
+                sa = shapes_a[la - 1]
+                Apart = st.segment(la - 1)[:size_a[la - 1]].view(rdt).reshape(sa)
+            else:
+                Apart = own_a
+            if r > 1:
+                sb = shapes_b[lb - 1]
+                o = size_a[lb - 1]
+                Bpart = st.segment(lb - 1)[o:o + size_b[lb - 1]].view(rdt).reshape(sb)
+            else:
+                Bpart = own_b
+            offs_a = mine_a[1] if ja == pc else grouped(kA[ja])[1]
+            offs_b = mine_b[1] if ib == pr else grouped(kB[ib])[1]
+            a0, a1 = offs_a[c], offs_a[c + 1]
+            b0, b1 = offs_b[c], offs_b[c + 1]
+            if a1 > a0:
+                gemm(1.0, Apart[:, a0:a1], Bpart[b0:b1, :], 1.0, C)
+    st.sync(what)  # no lab writes its segment again while another still reads it
+    return type(A)._from_local(C, codistributor2dbc(ca.LabGrid, b, ca.Orientation, (A.shape[0], B.shape[1])))
+
+
 def _summa(A, B, rdt, what: str):
     """SUMMA for A (n, k) and B (k, m) on the same 2dbc lab grid and block size."""
+    if here()[1] > 1 and _SHARED:
+        C = summa_shared(A, B, rdt, what)
+        if C is not None:
+            return C
     lab, n = here()
     ca, cb = A._codist, B._codist
     r, q = ca.LabGrid
@@ -208,36 +313,55 @@ def _summa(A, B, rdt, what: str):
         return K0, K1, a_send, b_send, ex
 
     def finish(h):
+        """The step's products as (A part, matching B rows) pairs: each A part is used as
+        it arrived (no assembly copy); B's panel rows are laid out in the same k order."""
         K0, K1, a_send, b_send, ex = h
         chunks = ex.finish() if ex is not None else None
         w = K1 - K0
-        Ap = np.empty((nl, w), dtype=adt)
-        Bp = np.empty((w, ml), dtype=bdt)
+        parts, order = [], []
         for j, peer in enumerate(row_peers):
             lo, hi = bounds(kA[j], K0, K1)
             if hi == lo:
                 continue
-            ks = kA[j][lo:hi] - K0
-            part = a_send if peer == lab else chunks[peer - 1].view(adt).reshape(nl, hi - lo)
-            Ap[:, ks] = part
+            parts.append(a_send if peer == lab else chunks[peer - 1].view(adt).reshape(nl, hi - lo))
+            order.append(kA[j][lo:hi] - K0)
+        pos = np.empty(w, dtype=np.int64)  # k (in the panel) -> row in Bp
+        pos[np.concatenate(order)] = np.arange(w)
+        Bp = np.empty((w, ml), dtype=bdt)
         for i, peer in enumerate(col_peers):
             lo, hi = bounds(kB[i], K0, K1)
             if hi == lo:
                 continue
-            ks = kB[i][lo:hi] - K0
             part = b_send if peer == lab else chunks[peer - 1].view(bdt).reshape(hi - lo, ml)
-            Bp[ks, :] = part
-        return Ap, Bp
+            rows = pos[kB[i][lo:hi] - K0]
+            if rows.size and rows[-1] - rows[0] == rows.size - 1 and np.all(np.diff(rows) == 1):
+                Bp[rows[0]:rows[-1] + 1] = part
+            else:
+                Bp[rows, :] = part
+        out, off = [], 0
+        for Ap in parts:
+            out.append((Ap, Bp[off:off + Ap.shape[1]]))
+            off += Ap.shape[1]
+        return out
 
     pending = start(panels[0]) if panels else None
     for t in range(len(panels)):
         current = pending
         pending = start(panels[t + 1]) if t + 1 < len(panels) else None
-        Ap, Bp = finish(current)
-        if nl and ml:
-            C += Ap @ Bp
+        for Ap, Bp in finish(current):
+            if nl and ml:
+                accumulate(C, Ap, Bp)
     gsize = (A.shape[0], B.shape[1])
     return type(A)._from_local(C, codistributor2dbc(ca.LabGrid, b, ca.Orientation, gsize))
+
+
+def accumulate(C: np.ndarray, A: np.ndarray, B: np.ndarray) -> None:
+    """``C += A @ B`` in place: BLAS GEMM with beta = 1 (no temporary of C's size and no
+    second pass over C) when the dtypes allow, numpy otherwise."""
+    if supported(C.dtype) and A.dtype == C.dtype and B.dtype == C.dtype:
+        gemm(1.0, A, B, 1.0, C)
+    else:
+        C += A @ B
 
 
 @implements(np.dot)

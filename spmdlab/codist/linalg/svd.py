@@ -1,0 +1,166 @@
+"""Singular values of tall-skinny (or short-wide) codistributed matrices, and the
+out-of-scope eigenproblems.
+
+The SVD of a tall matrix through QR is Chan's R-bidiagonalization idea (T. F. Chan, "An
+improved algorithm for computing the singular value decomposition", ACM TOMS 8(1),
+1982) with the QR done by TSQR (Demmel, Grigori, Hoemmen, Langou 2012): ``A = Q R`` with
+R small and replicated, ``R = U_r S V^H`` by LAPACK (``xGESDD`` through numpy, so a NaN
+gives numpy's LinAlgError, on every lab alike), so
+``A = (Q U_r) S V^H``; ``Q U_r`` is formed lab by lab without communication. A
+short-wide matrix (n >= numlabs m) goes through ``A^H``.
+
+Results: tall A (m >= numlabs n, any layout; redistributed by rows): ``U`` by rows with
+the row partition of A's row layout, ``S`` and ``Vh`` replicated numpy arrays (small).
+Short-wide A: ``U`` and ``S`` replicated numpy arrays, ``Vh`` by columns. ``compute_uv=False``:
+``S`` only, a replicated numpy array (every lab has the same bits). The SVD of square or
+nearly square matrices and general eigenproblems raise ``NotImplementedError``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...codistributor import codistributor1d
+from ..array import codistributed, getCodistributor, getLocalPart
+from ..transfer import redistribute
+from .qr import prepare, tall_skinny, tsqr_factor
+from .qrbase import build, here, is_codist
+from .tsqr import local_q_complete, tsqr, tsqr_q
+
+__all__ = ["np_svd", "svd", "eig", "np_eig", "singular_values"]
+
+
+
+def SVDResult(U: Any, S: Any, Vh: Any) -> tuple:
+    """A plain tuple (see ``qr.QRResult``)."""
+    return (U, S, Vh)
+
+
+def _out_of_scope(what: str, m: int, n: int, p: int) -> NotImplementedError:
+    return NotImplementedError(
+        f"{what}: the SVD of a {m}x{n} distributed matrix on {p} labs is not supported (the "
+        "full SVD of square or nearly square matrices is out of scope); use the tall-skinny case, "
+        "m >= numlabs*n (or short-wide, n >= numlabs*m): TSQR, then the SVD of the small triangle")
+
+
+def _build(local: np.ndarray, codist: Any) -> codistributed:
+    return build(local, codist)
+
+
+def _core(A: Any, full_matrices: bool, compute_uv: bool, what: str) -> Any:
+    A = prepare(A, what)
+    m, n = A.shape
+    lab, p = here()
+    if m >= n and tall_skinny((m, n), p):
+        f, Ar = tsqr_factor(A, what)
+        parts = getCodistributor(Ar).Partition
+        if not compute_uv:
+            return np.linalg.svd(f.R, compute_uv=False)
+        Ur, s, Vh = np.linalg.svd(f.R, full_matrices=full_matrices)
+        if full_matrices:
+            U = _build(local_q_complete(f, lab, Ur), codistributor1d(1, parts, (m, m)))
+        else:
+            U = _build(tsqr_q(f, Ur), codistributor1d(1, parts, (m, Ur.shape[1])))
+        return SVDResult(U, s, Vh)
+    if m < n and tall_skinny((n, m), p):
+        c = getCodistributor(A)
+        Ac = A if isinstance(c, codistributor1d) and c.Dimension == 2 \
+            else redistribute(A, codistributor1d(2, None, (m, n)))
+        parts = getCodistributor(Ac).Partition
+        f = tsqr(np.ascontiguousarray(getLocalPart(Ac).conj().T), parts, m, what)
+        if not compute_uv:
+            return np.linalg.svd(f.R, compute_uv=False)
+        # A^H = Q R, R = Ur s Vr^H  =>  A = Vr s (Q Ur)^H
+        Ur, s, Vrh = np.linalg.svd(f.R, full_matrices=full_matrices)
+        if full_matrices:
+            W = local_q_complete(f, lab, Ur)
+        else:
+            W = tsqr_q(f, Ur)
+        return SVDResult(Vrh.conj().T.copy(), s, _build(W.conj().T, codistributor1d(2, parts, (W.shape[1], n))))
+    raise _out_of_scope(what, m, n, p)
+
+
+def np_svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Any:
+    """``np.linalg.svd`` of a tall-skinny or short-wide codistributed matrix."""
+    what = "numpy.linalg.svd"
+    if hermitian:
+        raise NotImplementedError(f"{what}: hermitian=True (an eigendecomposition of a square "
+                                  "matrix) is not supported for codistributed matrices")
+    return _core(a, full_matrices, compute_uv, what)
+
+
+def singular_values(A: Any, what: str = "svd") -> np.ndarray:
+    """The singular values (descending, replicated numpy array) of a tall-skinny or
+    short-wide codistributed matrix."""
+    return _core(A, False, False, what)
+
+
+def svd(A: Any, *args: Any, nargout: int = 1) -> Any:
+    """MATLAB's ``svd``: ``s = svd(A)`` (a replicated numpy vector), ``U, S, V = svd(A,
+    nargout=3)`` (full) or ``svd(A, "econ", nargout=3)`` / ``svd(A, 0, nargout=3)``
+    (economy); ``S`` is the diagonal matrix (replicated), ``V`` (not ``V^H``). Tall-skinny
+    and short-wide matrices only; see the module docstring for layouts."""
+    what = "svd"
+    econ = False
+    for opt in args:
+        if (isinstance(opt, str) and opt.lower() == "econ") or (not isinstance(opt, str) and opt == 0):
+            econ = True
+        else:
+            raise ValueError(f"{what}: unknown option {opt!r}: use \"econ\" or 0")
+    if not is_codist(A):
+        X = np.asarray(A)
+        if nargout == 1:
+            return np.linalg.svd(X, compute_uv=False)
+        U, s, Vh = np.linalg.svd(X, full_matrices=not econ)
+        return U, _diag(s, U.shape[1], Vh.shape[0], s.dtype), Vh.conj().T
+    if nargout == 1:
+        return singular_values(A, what)
+    if nargout != 3:
+        raise ValueError(f"{what}: nargout must be 1 or 3, got {nargout}")
+    U, s, Vh = _core(A, not econ, True, what)
+    m, n = A.shape
+    rows = U.shape[1]
+    cols = Vh.shape[0]
+    S = _diag(s, rows, cols, s.dtype)
+    if is_codist(Vh):
+        c = getCodistributor(Vh)
+        V = _build(getLocalPart(Vh).conj().T, codistributor1d(1, c.Partition, (Vh.shape[1], Vh.shape[0])))
+    else:
+        V = Vh.conj().T.copy()
+    return U, S, V
+
+
+def _diag(s: np.ndarray, r: int, c: int, dt: Any) -> np.ndarray:
+    S = np.zeros((r, c), dtype=dt)
+    k = min(r, c, s.size)
+    S[np.arange(k), np.arange(k)] = s[:k]
+    return S
+
+
+def _eig_error(what: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"{what} is not supported for codistributed matrices (general eigenproblems are out of "
+        "scope). For the singular values of a tall matrix distributed by rows (m >= numlabs*n) "
+        "use np.linalg.svd(A, compute_uv=False) or svd(A) (TSQR)")
+
+
+def eig(A: Any, *args: Any, **kwargs: Any) -> Any:
+    """MATLAB's ``eig``: not supported for distributed matrices (raises)."""
+    if not is_codist(A):
+        return np.linalg.eigvals(np.asarray(A))
+    raise _eig_error("eig")
+
+
+def _eig_named(name: str) -> Any:
+    def handler(a: Any, *args: Any, **kwargs: Any) -> Any:
+        raise _eig_error(f"numpy.linalg.{name}")
+
+    handler.__name__ = f"np_{name}"
+    return handler
+
+
+np_eig = _eig_named("eig")
+np_eigvals = _eig_named("eigvals")
+np_eigh = _eig_named("eigh")
+np_eigvalsh = _eig_named("eigvalsh")
