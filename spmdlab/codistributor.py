@@ -19,9 +19,27 @@ import numpy as np
 from . import runtime  # no MPI: only the running block's numlabs() for MATLAB's defaults
 from .checks import check_lab, check_numlabs, dim_to_axis, is_int
 
-__all__ = ["codistributor1d", "codistributor2dbc", "codistributor", "Codistributor"]
+__all__ = ["codistributor1d", "codistributor2dbc", "codistributor", "Codistributor", "numroc"]
 
 IndexLike = Union[int, np.ndarray, Sequence[Any]]
+
+
+def numroc(n: int, nb: int, iproc: int, nprocs: int) -> int:
+    """How many of the global indices ``0..n-1``, dealt in blocks of ``nb`` round-robin
+    over ``nprocs`` grid coordinates, coordinate ``iproc`` owns (ScaLAPACK's NUMROC with
+    source process 0).
+
+    >>> numroc(10, 3, 0, 2), numroc(10, 3, 1, 2)
+    (6, 4)
+    """
+    blocks, extra = divmod(n, nb)
+    rounds, rest = divmod(blocks, nprocs)
+    count = rounds * nb
+    if iproc < rest:
+        count += nb
+    elif iproc == rest:
+        count += extra
+    return count
 Selection = Union[slice, np.ndarray]
 _ZERO_D = "codistributor1d cannot distribute a 0-d array (use shape (1,) or (1, 1))"
 
@@ -485,15 +503,7 @@ class codistributor2dbc(_Base):
 
     def _count(self, d: int, coord: int) -> int:
         """How many global indices along dimension d (1 or 2) grid coordinate ``coord`` holds."""
-        b, p, m = self._b, self._grid[d - 1], self._gsize[d - 1]
-        blocks, extra = divmod(m, b)
-        rounds, rest = divmod(blocks, p)
-        count = rounds * b
-        if coord < rest:
-            count += b
-        elif coord == rest:
-            count += extra
-        return count
+        return numroc(self._gsize[d - 1], self._b, coord, self._grid[d - 1])
 
     def localShape(self, lab: int, numlabs: int) -> Tuple[int, ...]:
         """Shape of the local part stored by ``lab`` (arithmetic, no index arrays)."""

@@ -23,7 +23,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ... import runtime
-from ...codistributor import codistributor2dbc
+from ...codistributor import codistributor2dbc, numroc
 from ...runtime import lazy_comm as comm
 from ..array import codistributed, getCodistributor
 from ..transfer import redistribute
@@ -41,19 +41,6 @@ _IN_FLIGHT: dict = {}
 
 
 # --------------------------------------------------------------------------- index math
-def numroc(n: int, nb: int, iproc: int, nprocs: int) -> int:
-    """How many of the global indices ``0..n-1`` grid coordinate ``iproc`` owns
-    (ScaLAPACK NUMROC with source process 0)."""
-    blocks, extra = divmod(n, nb)
-    rounds, rest = divmod(blocks, nprocs)
-    count = rounds * nb
-    if iproc < rest:
-        count += nb
-    elif iproc == rest:
-        count += extra
-    return count
-
-
 def owner(i: Any, nb: int, nprocs: int) -> Any:
     """Grid coordinate owning global index ``i`` (int or array)."""
     return (i // nb) % nprocs
