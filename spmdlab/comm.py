@@ -32,6 +32,9 @@ import numpy as np  # noqa: E402
 from . import runtime  # noqa: E402
 from . import settings  # noqa: E402
 
+__all__ = ["init", "renew", "enter_block", "block", "world_size", "abandon", "send_to_self", "wait", "wait_all",
+           "probe", "grid_comms", "Staging", "staging", "staging_bytes", "ANY_SOURCE", "ANY_TAG", "MPI"]
+
 _base: MPI.Intracomm | None = None
 _current: MPI.Intracomm | None = None
 _subcomms: dict[int, MPI.Intracomm] = {}

@@ -9,6 +9,8 @@ from .errors import SpmdError
 from .protocol import Get, Input, Set, Summary
 from .values import describe, is_handle, summarize
 
+__all__ = ["NoDataError", "Composite", "exist"]
+
 
 class NoDataError(SpmdError, LookupError):
     """A Composite element was read on a lab that holds no value for it."""

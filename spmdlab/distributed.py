@@ -337,7 +337,7 @@ class distributed:
         return self._shape[0]
 
     @property
-    def codistributor(self):
+    def codistributor(self) -> Any:
         return self._codist
 
     def __repr__(self) -> str:
@@ -397,7 +397,7 @@ class distributed:
     def imag(self) -> "distributed":
         return _run(get_attr, (self, "imag"))
 
-    def astype(self, dtype, copy: bool = True) -> "distributed":
+    def astype(self, dtype: Any, copy: bool = True) -> "distributed":
         """The array converted to ``dtype`` (on the labs)."""
         return _run(call_method, (self, "astype", dtype), {"copy": copy})
 
@@ -405,7 +405,7 @@ class distributed:
         """A copy, on the labs."""
         return _run(call_method, (self, "copy"))
 
-    def redistribute(self, codist) -> "distributed":
+    def redistribute(self, codist: Any) -> "distributed":
         """The array with another layout, moved lab to lab (never through the client)."""
         return _run(to_codistributed, (self, codist))
 

@@ -10,6 +10,8 @@ from typing import Any, Callable, Iterable
 from .protocol import Block, Input, Reply
 from .values import input_spec, result_handle
 
+__all__ = ["Outcome", "run_block"]
+
 
 @dataclass
 class Outcome:

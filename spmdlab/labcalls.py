@@ -5,9 +5,12 @@ name them, and nothing here imports MPI at import time.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
+
+__all__ = ["MAX_TUPLE", "Ref", "Outputs", "map_leaves", "fill", "split", "call_method", "get_attr", "ufunc_method",
+           "construct", "to_codistributed", "local_rows"]
 
 MAX_TUPLE = 8
 
@@ -31,7 +34,7 @@ class Outputs(dict):
     """A call's result that binds several names (``R0``, ``R1``, ...) instead of ``ans``."""
 
 
-def map_leaves(x: Any, leaf) -> Any:
+def map_leaves(x: Any, leaf: Callable[[Any], Any]) -> Any:
     """``x`` with ``leaf`` applied to everything inside its lists, tuples, dicts and slices."""
     if type(x) in (list, tuple):
         return type(x)(map_leaves(v, leaf) for v in x)

@@ -43,6 +43,8 @@ from .protocol import (
 from .runtime import LabAbort, state
 from .values import summarize
 
+__all__ = ["LabStream", "remote_error", "LabServer"]
+
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 

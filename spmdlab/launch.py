@@ -25,6 +25,8 @@ from .errors import PoolError
 from .protocol import Channel, ChannelClosed, Hello
 from .settings import Settings
 
+__all__ = ["LabJob", "listen", "spawn", "accept_labs", "close_listener"]
+
 _HANDSHAKE_SECONDS = 10.0  # each in its own thread: a silent connection holds up nothing
 _ALL_INTERFACES = ("0.0.0.0", "::", "")
 

@@ -43,6 +43,8 @@ from .protocol import (
     Undecodable,
 )
 
+__all__ = ["Sink", "print_sink", "Pool", "parpool", "gcp"]
+
 Sink = Callable[[int, str, str], None]
 _ERROR_ABORT_DELAY = 0.1  # seconds the other labs get to report their own error
 # Seconds labs get to stop after another lab's error before they are given up on (then

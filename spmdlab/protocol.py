@@ -30,6 +30,10 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+__all__ = ["ChannelClosed", "Undecodable", "Summary", "Done", "ReplyKind", "Reply", "Output", "Get", "Set", "Call",
+           "Shutdown", "Abort", "Hello", "Exit", "Input", "Block", "Exec", "Request", "stamp", "needs_user_pickle",
+           "needs_cloudpickle", "dumps", "Channel", "server_handshake", "split_address", "join_address", "connect"]
+
 _HEAD = struct.Struct("!QIQ")
 _CHALLENGE = 32
 

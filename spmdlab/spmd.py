@@ -20,6 +20,8 @@ from .execute import run_block
 from .labcalls import Ref
 from .settings import check_timeout
 
+__all__ = ["spmd", "spmd_run", "labindex", "numlabs"]
+
 
 class _SkipBody(Exception):
     pass
@@ -134,8 +136,8 @@ class spmd:
         return False
 
 
-def spmd_run(fn: Callable, *args: Any, n: int | None = None, pool=None, timeout: float | None = None,
-             **kwargs: Any):
+def spmd_run(fn: Callable, *args: Any, n: int | None = None, pool: Any = None, timeout: float | None = None,
+             **kwargs: Any) -> Any:
     """The function form of spmd, for code whose source cannot be read (``python -c``,
     the plain prompt): every lab calls ``fn(*args, **kwargs)``; returns a Composite of the
     results (a distributed array if every lab returns a codistributed part). Composite

@@ -20,6 +20,8 @@ from typing import Any, Callable
 
 from .protocol import Input, Summary
 
+__all__ = ["register_handle", "input_spec", "is_handle", "summarize", "describe", "result_handle"]
+
 _handles: dict[str, Callable[[Any, int, Summary], Any]] = {}
 
 

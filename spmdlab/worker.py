@@ -15,6 +15,8 @@ import select
 import signal
 import sys
 
+__all__ = ["take_authkey", "main"]
+
 _KEY = "SPMDLAB_AUTHKEY"
 _RANK_VARS = ("PMI_RANK", "PMIX_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK")
 

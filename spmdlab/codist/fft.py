@@ -365,33 +365,39 @@ def _many(a, kind: str, s, axes, norm, out, what: str, transposed: bool = False)
 
 
 # --------------------------------------------------------------------------- numpy's names
-def fft(a, n=None, axis=-1, norm=None, out=None, *, transposed=False):
+def fft(a: Any, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None, out: Any = None, *,
+        transposed: bool = False) -> codistributed:
     """``np.fft.fft`` of a codistributed array (see the module doc for the algorithm)."""
     return _one(a, "c2c-", n, axis, norm, out, "fft", transposed)
 
 
-def ifft(a, n=None, axis=-1, norm=None, out=None, *, transposed=False):
+def ifft(a: Any, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None, out: Any = None, *,
+         transposed: bool = False) -> codistributed:
     """``np.fft.ifft`` of a codistributed array."""
     return _one(a, "c2c+", n, axis, norm, out, "ifft", transposed)
 
 
-def rfft(a, n=None, axis=-1, norm=None, out=None, *, transposed=False):
+def rfft(a: Any, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None, out: Any = None, *,
+         transposed: bool = False) -> codistributed:
     """``np.fft.rfft``: real input, the n//2 + 1 non-negative frequencies."""
     return _one(a, "r2c", n, axis, norm, out, "rfft", transposed)
 
 
-def irfft(a, n=None, axis=-1, norm=None, out=None, *, transposed=False):
+def irfft(a: Any, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None, out: Any = None, *,
+          transposed: bool = False) -> codistributed:
     """``np.fft.irfft``: the real signal of n = 2(m - 1) points (default) from m frequencies."""
     return _one(a, "c2r", n, axis, norm, out, "irfft", transposed)
 
 
-def hfft(a, n=None, axis=-1, norm=None, out=None, *, transposed=False):
+def hfft(a: Any, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None, out: Any = None, *,
+         transposed: bool = False) -> codistributed:
     """``np.fft.hfft``: irfft of the conjugate, with the opposite normalization."""
     _check_norm(norm)
     return irfft(_prepare(a, "c2r", "hfft").conj(), n, axis, _SWAP[norm], out, transposed=transposed)
 
 
-def ihfft(a, n=None, axis=-1, norm=None, out=None, *, transposed=False):
+def ihfft(a: Any, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None, out: Any = None, *,
+          transposed: bool = False) -> codistributed:
     """``np.fft.ihfft``: the conjugate of rfft, with the opposite normalization."""
     _check_norm(norm)
     r = rfft(a, n, axis, _SWAP[norm], None, transposed=transposed).conj()
@@ -399,37 +405,45 @@ def ihfft(a, n=None, axis=-1, norm=None, out=None, *, transposed=False):
                                        tuple(r.shape), "ihfft")
 
 
-def fftn(a, s=None, axes=None, norm=None, out=None, *, transposed=False):
+def fftn(a: Any, s: Optional[Sequence[int]] = None, axes: Optional[Sequence[int]] = None, norm: Optional[str] = None,
+         out: Any = None, *, transposed: bool = False) -> codistributed:
     """``np.fft.fftn``: local axes first, then one all-to-all per distributed axis."""
     return _many(a, "c2c-", s, axes, norm, out, "fftn", transposed)
 
 
-def ifftn(a, s=None, axes=None, norm=None, out=None, *, transposed=False):
+def ifftn(a: Any, s: Optional[Sequence[int]] = None, axes: Optional[Sequence[int]] = None, norm: Optional[str] = None,
+          out: Any = None, *, transposed: bool = False) -> codistributed:
     return _many(a, "c2c+", s, axes, norm, out, "ifftn", transposed)
 
 
-def rfftn(a, s=None, axes=None, norm=None, out=None, *, transposed=False):
+def rfftn(a: Any, s: Optional[Sequence[int]] = None, axes: Optional[Sequence[int]] = None, norm: Optional[str] = None,
+          out: Any = None, *, transposed: bool = False) -> codistributed:
     return _many(a, "r2c", s, axes, norm, out, "rfftn", transposed)
 
 
-def irfftn(a, s=None, axes=None, norm=None, out=None, *, transposed=False):
+def irfftn(a: Any, s: Optional[Sequence[int]] = None, axes: Optional[Sequence[int]] = None, norm: Optional[str] = None,
+           out: Any = None, *, transposed: bool = False) -> codistributed:
     return _many(a, "c2r", s, axes, norm, out, "irfftn", transposed)
 
 
-def fft2(a, s=None, axes=(-2, -1), norm=None, out=None, *, transposed=False):
+def fft2(a: Any, s: Optional[Sequence[int]] = None, axes: Optional[Sequence[int]] = (-2, -1),
+         norm: Optional[str] = None, out: Any = None, *, transposed: bool = False) -> codistributed:
     """``np.fft.fft2``: the slab decomposition (one all-to-all there, one back)."""
     return _many(a, "c2c-", s, axes, norm, out, "fft2", transposed)
 
 
-def ifft2(a, s=None, axes=(-2, -1), norm=None, out=None, *, transposed=False):
+def ifft2(a: Any, s: Optional[Sequence[int]] = None, axes: Optional[Sequence[int]] = (-2, -1),
+          norm: Optional[str] = None, out: Any = None, *, transposed: bool = False) -> codistributed:
     return _many(a, "c2c+", s, axes, norm, out, "ifft2", transposed)
 
 
-def rfft2(a, s=None, axes=(-2, -1), norm=None, out=None, *, transposed=False):
+def rfft2(a: Any, s: Optional[Sequence[int]] = None, axes: Optional[Sequence[int]] = (-2, -1),
+          norm: Optional[str] = None, out: Any = None, *, transposed: bool = False) -> codistributed:
     return _many(a, "r2c", s, axes, norm, out, "rfft2", transposed)
 
 
-def irfft2(a, s=None, axes=(-2, -1), norm=None, out=None, *, transposed=False):
+def irfft2(a: Any, s: Optional[Sequence[int]] = None, axes: Optional[Sequence[int]] = (-2, -1),
+           norm: Optional[str] = None, out: Any = None, *, transposed: bool = False) -> codistributed:
     return _many(a, "c2r", s, axes, norm, out, "irfft2", transposed)
 
 
@@ -447,13 +461,13 @@ def _shift(x, axes, inverse: bool):
     return fft_exchange.roll_axes(x, shifts)
 
 
-def fftshift(x, axes=None):
+def fftshift(x: Any, axes: int | Sequence[int] | None = None) -> codistributed:
     """``np.fft.fftshift``: local axes rolled in place; the distributed axis with one
     ``Alltoallv`` (each lab's block lands in at most two pieces per lab)."""
     return _shift(x, axes, False)
 
 
-def ifftshift(x, axes=None):
+def ifftshift(x: Any, axes: int | Sequence[int] | None = None) -> codistributed:
     return _shift(x, axes, True)
 
 

@@ -28,13 +28,13 @@ from .transfer import redistribute
 __all__ = ["clear_buffer", "move", "wrap", "roll_axes", "roll_distributed", "slab_transpose"]
 
 
-def wrap(local: np.ndarray, codist):
+def wrap(local: np.ndarray, codist: Any) -> codistributed:
     """A codistributed array from this lab's part and a complete codistributor (no
     communication)."""
     return codistributed._from_local(local, codist)
 
 
-def move(local: np.ndarray, codist, target) -> np.ndarray:
+def move(local: np.ndarray, codist: Any, target: Any) -> np.ndarray:
     """This lab's part of the array (``local``, laid out by ``codist``) in the layout
     ``target``: one all-to-all (``redistribute``), nothing when the layouts agree."""
     if codist == target:
@@ -87,7 +87,7 @@ def roll_distributed(local: np.ndarray, part: list, axis: int, n: int, shift: in
     return out
 
 
-def roll_axes(D: Any, shifts: Dict[int, int]):
+def roll_axes(D: Any, shifts: Dict[int, int]) -> codistributed:
     """``D`` rolled by ``shifts[axis]`` along each axis (a codistributed copy)."""
     _, p = here()
     codist, local, shape = D._codist, D._local, tuple(D.shape)

@@ -11,7 +11,7 @@ The algorithms are those of ``spmdlab.codist.fft`` (slab transposes, four-step, 
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -39,7 +39,8 @@ def _plain(X) -> bool:
     return not is_codist(X)
 
 
-def matlab_fft(X, n=None, dim=None, *, axis=None, transposed=False):
+def matlab_fft(X: Any, n: Optional[int] = None, dim: Optional[int] = None, *, axis: Optional[int] = None,
+               transposed: bool = False) -> Any:
     """MATLAB's ``fft(X, n, dim)``: along ``dim`` (1-based; default the first dimension
     that is not 1), cut or zero-padded to ``n`` (None for MATLAB's ``[]``)."""
     ax = _matlab_dim(X, dim, axis)
@@ -48,7 +49,8 @@ def matlab_fft(X, n=None, dim=None, *, axis=None, transposed=False):
     return fft(X, n, ax, transposed=transposed)
 
 
-def matlab_ifft(X, n=None, dim=None, symflag=None, *, axis=None, transposed=False):
+def matlab_ifft(X: Any, n: int | str | None = None, dim: int | str | None = None, symflag: Optional[str] = None, *,
+                axis: Optional[int] = None, transposed: bool = False) -> Any:
     """MATLAB's ``ifft(X, n, dim)`` and ``ifft(..., 'symmetric')`` (X taken as conjugate
     symmetric: a real result, from the first half of X as ``irfft``)."""
     if isinstance(n, str):
@@ -73,7 +75,7 @@ def _size2(X, m, n):
     return [m, n]
 
 
-def matlab_fft2(X, m=None, n=None, *, transposed=False):
+def matlab_fft2(X: Any, m: Optional[int] = None, n: Optional[int] = None, *, transposed: bool = False) -> Any:
     """MATLAB's ``fft2(X)`` / ``fft2(X, m, n)``: the first two dimensions."""
     s = _size2(X, m, n)
     if _plain(X):
@@ -81,7 +83,8 @@ def matlab_fft2(X, m=None, n=None, *, transposed=False):
     return fft2(X, s, axes=(0, 1), transposed=transposed)
 
 
-def matlab_ifft2(X, m=None, n=None, symflag=None, *, transposed=False):
+def matlab_ifft2(X: Any, m: int | str | None = None, n: Optional[int] = None, symflag: Optional[str] = None, *,
+                 transposed: bool = False) -> Any:
     """MATLAB's ``ifft2(X, m, n)``, ``ifft2(..., 'symmetric')``."""
     if isinstance(m, str):
         m, symflag = None, m
@@ -94,7 +97,7 @@ def matlab_ifft2(X, m=None, n=None, symflag=None, *, transposed=False):
     return ifft2(X, s, axes=(0, 1), transposed=transposed)
 
 
-def matlab_fftn(X, siz=None, *, transposed=False):
+def matlab_fftn(X: Any, siz: Optional[Sequence[int]] = None, *, transposed: bool = False) -> Any:
     """MATLAB's ``fftn(X)`` / ``fftn(X, siz)``: every dimension."""
     axes = list(range(len(siz) if siz is not None else np.ndim(X) if _plain(X) else X.ndim))
     if _plain(X):
@@ -102,7 +105,8 @@ def matlab_fftn(X, siz=None, *, transposed=False):
     return fftn(X, siz, axes, transposed=transposed)
 
 
-def matlab_ifftn(X, siz=None, symflag=None, *, transposed=False):
+def matlab_ifftn(X: Any, siz: Sequence[int] | str | None = None, symflag: Optional[str] = None, *,
+                 transposed: bool = False) -> Any:
     """MATLAB's ``ifftn(X, siz)``, ``ifftn(..., 'symmetric')``."""
     if isinstance(siz, str):
         siz, symflag = None, siz

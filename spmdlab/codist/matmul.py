@@ -175,7 +175,7 @@ def _class_order(ks: np.ndarray, b: int, L: int) -> np.ndarray:
     return np.argsort(cls, kind="stable")
 
 
-def summa_shared(A, B, rdt, what: str):
+def summa_shared(A: CodistArray, B: CodistArray, rdt: Any, what: str) -> CodistArray | None:
     """SUMMA with the panels read straight from the labs' staging window (one machine):
     each lab copies its part of A (if its grid row has other labs) and of B (if its grid
     column has) into its segment once, its k blocks grouped by class ``K mod lcm(r, q)``;

@@ -269,7 +269,7 @@ def _chol_solve(w: _Work, L: np.ndarray, wb: _Work, what: str) -> None:
     trsm(np.ascontiguousarray(_local(LH)), w.G, wb.a, wb.G, lower=False, unit=False, what=what)
 
 
-def mldivide(A: Any, B: Any):
+def mldivide(A: Any, B: Any) -> Any:
     """MATLAB's ``A\\B``: the solution X of ``A X = B``.
 
     Square A: triangular → substitution (PDTRSM); Hermitian with a positive real
@@ -282,7 +282,7 @@ def mldivide(A: Any, B: Any):
     return _solve_square(A, B, "mldivide", numpy_name=False)
 
 
-def mrdivide(B: Any, A: Any):
+def mrdivide(B: Any, A: Any) -> Any:
     """MATLAB's ``B/A``: the solution X of ``X A = B``, computed as ``(A.' \\ B.').'``.
     A 1-D ``B`` is a row vector."""
     sb = _shape(B)
@@ -297,14 +297,14 @@ def _least_squares(A: Any, B: Any, what: str):
     return lstsq(A, B, full_output=False)
 
 
-def solve(a: Any, b: Any):
+def solve(a: Any, b: Any) -> Any:
     """``np.linalg.solve(a, b)`` for codistributed (or replicated) arrays: LU with partial
     pivoting (PDGETRF), as numpy (LAPACK gesv); ``LinAlgError('Singular matrix')`` on
     every lab when a pivot is exactly zero."""
     return _solve_square(a, b, "numpy.linalg.solve", numpy_name=True)
 
 
-def solve_triangular(T: Any, B: Any, lower: bool = False, unit_diagonal: bool = False):
+def solve_triangular(T: Any, B: Any, lower: bool = False, unit_diagonal: bool = False) -> Any:
     """Solve ``T X = B`` for triangular T by blocked substitution (ScaLAPACK PDTRSM),
     reading only T's lower (``lower=True``) or upper triangle, as
     ``scipy.linalg.solve_triangular``."""
@@ -319,7 +319,7 @@ def solve_triangular(T: Any, B: Any, lower: bool = False, unit_diagonal: bool = 
     return _out(wb, vec)
 
 
-def lu(A: Any, option: str = "matrix"):
+def lu(A: Any, option: str = "matrix") -> Tuple[Any, Any, Any]:
     """MATLAB's ``[L, U, P] = lu(A)``: ``P @ A == L @ U`` with L unit lower (m x k), U
     upper (k x n), k = min(m, n), by blocked LU with partial pivoting (PDGETRF).
 
@@ -371,7 +371,7 @@ def _ctrans(D: Any):
     return D.T.conj() if np.issubdtype(D.dtype, np.complexfloating) else D.T
 
 
-def chol(A: Any, triangle: str = "upper"):
+def chol(A: Any, triangle: str = "upper") -> Any:
     """MATLAB's ``chol``: upper R with ``R^H R = A`` from A's upper triangle, or with
     ``'lower'`` lower L with ``L L^H = A`` from its lower triangle (PDPOTRF). A matrix
     that is not positive definite raises ``np.linalg.LinAlgError`` naming the first
@@ -385,7 +385,7 @@ def chol(A: Any, triangle: str = "upper"):
     return _ctrans(_chol_lower(_ctrans(D), "chol", numpy_name=False))
 
 
-def cholesky(a: Any, /, *, upper: bool = False):
+def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     """``np.linalg.cholesky``: lower L with ``L L^H = a`` (``upper=True``: ``L^H``)."""
     L = _chol_lower(a, "numpy.linalg.cholesky", numpy_name=True)
     return _ctrans(L) if upper else L
@@ -409,14 +409,14 @@ def _inv(A: Any, what: str, numpy_name: bool):
     return wb.result()
 
 
-def inv(A: Any):
+def inv(A: Any) -> Any:
     """MATLAB's ``inv``: A⁻¹ by LU (PDGETRF) and two triangular solves against the
     identity (PDGETRI's result, without its in-place algorithm). Singular A warns
     "Matrix is singular to working precision." (entries become Inf/NaN)."""
     return _inv(A, "inv", numpy_name=False)
 
 
-def np_inv(a: Any):
+def np_inv(a: Any) -> Any:
     """``np.linalg.inv``: as :func:`inv`, raising ``LinAlgError('Singular matrix')``."""
     return _inv(a, "numpy.linalg.inv", numpy_name=True)
 
@@ -448,7 +448,7 @@ def _logdet(A: Any, what: str):
     return diag.dtype.type(phase), real(np.sum(np.log(mags)))
 
 
-def det(A: Any):
+def det(A: Any) -> Any:
     """Determinant (MATLAB ``det`` and ``np.linalg.det``): the permutation's sign times
     the product of U's diagonal from the distributed LU, accumulated as sign and log
     (as numpy: overflow gives inf, not NaN); replicated on every lab."""
@@ -457,7 +457,7 @@ def det(A: Any):
         return sign.dtype.type(sign * np.exp(np.float64(logabs)))
 
 
-def slogdet(a: Any):
+def slogdet(a: Any) -> Tuple[Any, Any]:
     """``np.linalg.slogdet``: ``(sign, logabsdet)`` from the distributed LU."""
     sign, logabs = _logdet(a, "numpy.linalg.slogdet")
     try:
