@@ -249,7 +249,27 @@ class codistributed(CodistOps, CodistConstructors):
         return self.copy()
 
     # ---- display -------------------------------------------------------------------------
-    def _describe(self, name: str = "D") -> str:
+    def _bound_name(self) -> str:
+        """The name this array is bound to where it is shown (the user's frame, else the
+        running block's names); ``ans`` when it has none."""
+        import os
+        import sys
+
+        package = os.path.dirname(os.path.abspath(__file__))
+        frame = sys._getframe(1)
+        while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+            frame = frame.f_back
+        spaces = [frame.f_locals, frame.f_globals] if frame is not None else []
+        if runtime.state.namespace is not None:
+            spaces.append(runtime.state.namespace)
+        for space in spaces:
+            for key, value in list(space.items()):
+                if value is self and not key.startswith("_"):
+                    return key
+        return "ans"
+
+    def _describe(self, name: str | None = None) -> str:
+        name = self._bound_name() if name is None else name
         lab = runtime.state.index if runtime.state.size == _codist_numlabs(self._codist) else 1
         return self._codist.describe_slice(lab, _codist_numlabs(self._codist), name)
 

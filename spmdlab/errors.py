@@ -1,6 +1,8 @@
 """The spmdlab exception hierarchy and the description of an error raised on a lab."""
 from __future__ import annotations
 
+import re
+import sys
 from dataclasses import dataclass, field
 
 
@@ -43,8 +45,21 @@ def lab_ranges(labs: list[int]) -> str:
 
 
 def labs_label(labs: list[int]) -> str:
-    """``[2]`` -> ``"lab 2"``, ``[1, 2, 3, 4]`` -> ``"labs 1-4"``."""
+    """``[2]`` -> ``"lab 2"``, ``[1, 2, 3, 4]`` -> ``"labs 1-4"`` (a header: ``Labs 1, 3:``)."""
     return f"lab {labs[0]}" if len(labs) == 1 else f"labs {lab_ranges(labs)}"
+
+
+def labs_words(labs: list[int]) -> str:
+    """The labs as a sentence names them: ``"lab 2"``, ``"labs 1 and 3"``, ``"labs 1-3 and 5"``."""
+    if len(labs) == 1:
+        return f"lab {labs[0]}"
+    parts = lab_ranges(labs).split(", ")
+    return "labs " + (parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}")
+
+
+def labs_verb(labs: list[int], singular: str, plural: str) -> str:
+    """``labs_verb([2], "has", "have")`` -> ``"lab 2 has"``; ``[1, 3]`` -> ``"labs 1 and 3 have"``."""
+    return f"{labs_words(labs)} {singular if len(labs) == 1 else plural}"
 
 
 def group_errors(errors: dict[int, RemoteError]) -> list[tuple[list[int], RemoteError]]:
@@ -71,12 +86,45 @@ class SpmdError(Exception):
         self.replies: dict[int, tuple] = dict(replies or {})
 
     @classmethod
-    def from_lab_errors(cls, errors: dict[int, RemoteError],
-                        replies: dict[int, tuple] | None = None) -> "SpmdError":
+    def from_lab_errors(cls, errors: dict[int, RemoteError], replies: dict[int, tuple] | None = None,
+                        stopped: list[int] | None = None) -> "SpmdError":
+        """``stopped``: the labs aborted because of the error (named in the message)."""
         parts = []
         for labs, err in group_errors(errors):
-            parts.append(f"Error detected on {labs_label(labs)}:\n{err.format()}")
-        return cls("\n\n".join(parts), errors, replies)
+            parts.append(f"Error detected on {labs_words(labs)}:\n{_display_names(err.format())}")
+        text = "\n\n".join(parts)
+        if stopped:
+            phrase = labs_verb(sorted(stopped), "was", "were")
+            text += f"\n\n{phrase[0].upper()}{phrase[1:]} stopped because of this error."
+        return cls(text, errors, replies)
+
+
+_FRAME_FILE = re.compile(r'^(  File )"(?P<file>[^"]*)", line (?P<line>\d+)', re.M)
+
+
+def _display_names(text: str) -> str:
+    """Frames of IPython cells named as IPython names them: ``Cell In[7], line 3``."""
+    shell = None
+    ipython = sys.modules.get("IPython")
+    if ipython is not None:
+        try:
+            shell = ipython.get_ipython()
+        except Exception:
+            shell = None
+    fmt = getattr(getattr(shell, "compile", None), "format_code_name", None)
+    if fmt is None:
+        return text
+
+    def rename(m: re.Match) -> str:
+        try:
+            named = fmt(m.group("file"))
+        except Exception:
+            named = None
+        if not named:
+            return m.group(0)
+        return f"{m.group(1)}{named[0]} {named[1]}, line {m.group('line')}"
+
+    return _FRAME_FILE.sub(rename, text)
 
 
 class LabDiedError(SpmdError):

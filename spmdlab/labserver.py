@@ -18,6 +18,7 @@ import signal
 import sys
 import threading
 import traceback
+import types
 from typing import Any
 
 from . import comm
@@ -133,6 +134,7 @@ class LabServer:
         self.ctrl.send(("hello", "ctrl", self.rank, self.size, os.getpid()))
         self.store: dict[int, Any] = {}
         self.workspaces: dict[str, dict] = {}
+        self.modules: dict[str, types.ModuleType] = {}  # imported by earlier spmd blocks
         self.lock = threading.Lock()
         self.abort_epoch = 0
         self.abort_reason = ""
@@ -216,7 +218,7 @@ class LabServer:
         if block.workspace is not None:
             ns = self.workspaces.setdefault(block.workspace, {"__name__": "__spmd__", "__builtins__": builtins})
         else:
-            ns = {"__name__": "__spmd__", "__builtins__": builtins}
+            ns = {"__name__": "__spmd__", "__builtins__": builtins, **self.modules}
         for name, (kind, value) in block.inputs.items():
             if kind == "val":
                 ns[name] = value
@@ -260,6 +262,7 @@ class LabServer:
             return ("error", block.epoch, remote_error(exc))
         echo = None
         state.in_user_code = True
+        state.namespace = ns
         try:
             try:
                 exec(code, ns)
@@ -269,6 +272,10 @@ class LabServer:
                         echo = repr(value)
             finally:
                 state.in_user_code = False
+                state.namespace = None
+                if block.workspace is None:  # modules a block imports are there in the next
+                    self.modules.update((k, v) for k, v in ns.items()
+                                        if isinstance(v, types.ModuleType) and k not in block.inputs)
         except LabAbort as exc:
             return ("aborted", block.epoch, self._where(exc))
         except BaseException as exc:

@@ -24,7 +24,7 @@ import weakref
 from typing import Any, Callable
 
 from . import protocol, settings
-from .errors import LabDiedError, PoolError, SpmdError, SpmdTimeoutError, lab_ranges
+from .errors import LabDiedError, PoolError, SpmdError, SpmdTimeoutError, lab_ranges, labs_verb
 from .protocol import Block, Channel, ChannelClosed
 
 Sink = Callable[[int, str, str], None]
@@ -303,11 +303,12 @@ class Pool:
         if errors or aborted:
             self._renew_comm = True
         if errors:
-            raise SpmdError.from_lab_errors(errors, {lab: r for lab, r in replies.items() if r[0] == "done"})
+            raise SpmdError.from_lab_errors(errors, {lab: r for lab, r in replies.items() if r[0] == "done"},
+                                            stopped=sorted(aborted))
         if aborted and timeout is not None:
             where = "\n".join(f"  lab {lab}: {aborted[lab]}" for lab in sorted(aborted))
-            raise SpmdTimeoutError(f"the spmd block timed out after {timeout:g} s; labs "
-                                   f"{lab_ranges(sorted(aborted))} had not finished:\n{where}", aborted)
+            raise SpmdTimeoutError(f"the spmd block timed out after {timeout:g} s; "
+                                   f"{labs_verb(sorted(aborted), 'had', 'had')} not finished:\n{where}", aborted)
         return replies
 
     def request(self, lab: int, message: tuple) -> tuple:
@@ -442,7 +443,7 @@ class Pool:
         self._draining = None
         replies = self._collect(labs, epoch, sink, None, give_up=time.monotonic() + self.settings.interrupt_grace)
         if len(replies) < len(labs):
-            _warn(f"labs {lab_ranges(sorted(labs - set(replies)))} did not stop {when} "
+            _warn(f"{labs_verb(sorted(labs - set(replies)), 'did', 'did')} not stop {when} "
                   "(busy in compiled code); restarting the pool.")
             self._teardown()
             self.state = "dead"
@@ -479,21 +480,57 @@ _live_pools: "weakref.WeakSet[Pool]" = weakref.WeakSet()
 _current: dict[str, Pool] = {}
 
 
-def parpool(n: int | None = None, **options: Any) -> Pool:
+def parpool(n: int | None = None, *, replace: bool = False, **options: Any) -> Pool:
     """Start a pool of ``n`` labs (default ``SPMDLAB_NUM_LABS``, else the CPU count) and
-    make it the current pool. Usable as ``with parpool(4) as pool:``."""
+    make it the current pool. Usable as ``with parpool(4) as pool:``.
+
+    As in MATLAB, a second ``parpool()`` while the current pool is open raises
+    PoolError; ``replace=True`` closes the current pool first."""
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
         raise ValueError(f"a pool needs a positive whole number of labs, got {n!r}")
+    current = _current.get("pool")
+    if current is not None and current.state != "closed":
+        if not replace:
+            raise PoolError(f"a parallel pool with {current.numlabs} lab{'s' if current.numlabs != 1 else ''} "
+                            "is already open; close it first (gcp().close(), or delete(gcp()) in "
+                            "MATLAB), or call parpool(..., replace=True)")
+        current.close()
     pool = Pool(n, **options)
     _current["pool"] = pool
     return pool
 
 
-def gcp(create: bool = True) -> Pool | None:
-    """The current pool; with ``create`` (default) start the default pool if there is none."""
+def _start_implicitly() -> Pool:
+    """The default pool, started because code needed one; says so on stderr (one line)."""
+    quiet = settings.quiet()
+    if not quiet:
+        n = settings.load().pool_size()
+        sys.stderr.write(f"Starting parallel pool with {n} lab{'s' if n != 1 else ''} ...")
+        sys.stderr.flush()
+    try:
+        pool = parpool()
+    except BaseException:
+        if not quiet:
+            sys.stderr.write(" failed\n")
+            sys.stderr.flush()
+        raise
+    if not quiet:
+        sys.stderr.write(f" connected in {pool.startup_seconds:.1f} s\n")
+        sys.stderr.flush()
+    return pool
+
+
+def gcp(create: bool | str = True) -> Pool | None:
+    """The current pool. With ``create`` (default) a default pool is started when there is
+    none (one line on stderr says so); ``gcp('nocreate')`` or ``gcp(False)`` returns None
+    instead, as MATLAB's ``gcp('nocreate')``."""
+    if isinstance(create, str):
+        if create.lower() != "nocreate":
+            raise ValueError(f"gcp takes 'nocreate' or nothing, got {create!r}")
+        create = False
     pool = _current.get("pool")
     if pool is None or pool.state == "closed":
-        return parpool() if create else None
+        return _start_implicitly() if create else None
     return pool
 
 

@@ -16,6 +16,7 @@ from typing import Any, Callable
 from . import runtime
 from .blocksource import read_body
 from .composite import Composite
+from .errors import SpmdError
 from .protocol import Block
 
 
@@ -104,7 +105,13 @@ class spmd:
             self._on_client = True
             return None
         self._on_client = False
-        self._results = self._run_on_labs(frame, body)
+        # An error (or Ctrl-C) while the labs run is raised from the body's first line,
+        # in the user's frame, so its traceback shows the user's code and no spmdlab frame.
+        self._error: BaseException | None = None
+        try:
+            self._results = self._run_on_labs(frame, body)
+        except (SpmdError, KeyboardInterrupt) as exc:
+            self._error = exc.with_traceback(None)
         self._old_trace = sys.gettrace()
         sys.settrace(lambda *args: None)  # turns tracing on, so the frame's f_trace fires
         frame.f_trace_opcodes = True
@@ -113,6 +120,8 @@ class spmd:
 
     def _skip(self, frame, event, arg):
         if event == "opcode":
+            if self._error is not None:
+                raise self._error
             raise _SkipBody
         return self._skip
 
@@ -122,26 +131,7 @@ class spmd:
         pool = self.pool if self.pool is not None else gcp()
         pool.ensure_running()
         nlabs = _block_size(self.m, self.n, pool.numlabs)
-        local_vars, global_vars = frame.f_locals, frame.f_globals
-        inputs = {}
-        for name in body.reads:
-            if name in local_vars:
-                inputs[name] = _input_spec(local_vars[name], pool)
-            elif name in global_vars:
-                inputs[name] = _input_spec(global_vars[name], pool)
-        outputs = {name: pool.new_key() for name in body.writes}
-        block = Block(epoch=0, source=body.source, filename=body.filename, firstlineno=body.firstlineno,
-                      inputs=inputs, outputs=outputs, nlabs=nlabs if nlabs < pool.numlabs else 0)
-        replies = pool.run(block, timeout=self.timeout)
-        results = {}
-        for name, key in outputs.items():
-            summaries = {lab: r[2]["summaries"][name] for lab, r in replies.items()
-                         if r[2] and name in r[2]["summaries"]}
-            if summaries:
-                results[name] = _output_value(pool, key, summaries, nlabs)
-            else:
-                pool.free_later(key, pool.generation)
-        return results
+        return run_body(pool, body, nlabs, frame.f_locals, frame.f_globals, timeout=self.timeout)
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         frame, self._frame = self._frame, None
@@ -157,7 +147,40 @@ class spmd:
         if exc_type is _SkipBody:
             _write_back(frame, self._results)
             return True
+        if exc is not None and exc is self._error and tb is not None:
+            tb.tb_next = None  # drop this module's frame (the trace function raised it)
+        self._error = None
         return False
+
+
+def run_body(pool, body, nlabs: int, local_vars, global_vars, timeout: float | None = None,
+             sink=None, echo: bool = False, replies_out: dict | None = None) -> dict[str, Any]:
+    """Run a checked ``Body`` on labs 1..nlabs with the client values it reads (looked
+    up in ``local_vars`` then ``global_vars``); the names it assigns, as Composites or
+    distributed arrays. ``sink`` receives lab output; ``replies_out`` the labs' replies."""
+    inputs = {}
+    for name in body.reads:
+        if name in local_vars:
+            inputs[name] = _input_spec(local_vars[name], pool)
+        elif name in global_vars:
+            inputs[name] = _input_spec(global_vars[name], pool)
+    outputs = {name: pool.new_key() for name in body.writes}
+    block = Block(epoch=0, source=body.source, filename=body.filename, firstlineno=body.firstlineno,
+                  inputs=inputs, outputs=outputs, nlabs=nlabs if nlabs < pool.numlabs else 0)
+    if echo:
+        block.echo = True
+    replies = pool.run(block, sink=sink, timeout=timeout)
+    if replies_out is not None:
+        replies_out.update(replies)
+    results = {}
+    for name, key in outputs.items():
+        summaries = {lab: r[2]["summaries"][name] for lab, r in replies.items()
+                     if r[2] and name in r[2]["summaries"]}
+        if summaries:
+            results[name] = _output_value(pool, key, summaries, nlabs)
+        else:
+            pool.free_later(key, pool.generation)
+    return results
 
 
 def spmd_run(fn: Callable, *args: Any, n: int | None = None, pool=None, timeout: float | None = None,
