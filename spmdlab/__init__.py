@@ -36,3 +36,16 @@ __all__ += [
     "getCodistributor", "getLocalPart", "globalIndices", "iscodistributed", "redistribute",
     "distributed", "isdistributed",
 ]
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext spmdlab``: the ``%%spmd``, ``%spmd`` and ``%pmode`` magics."""
+    from .magics import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython) -> None:
+    from .magics import unload_ipython_extension as unload
+
+    unload(ipython)

@@ -91,7 +91,7 @@ class SpmdError(Exception):
         """``stopped``: the labs aborted because of the error (named in the message)."""
         parts = []
         for labs, err in group_errors(errors):
-            parts.append(f"Error detected on {labs_words(labs)}:\n{_display_names(err.format())}")
+            parts.append(f"Error detected on {labs_words(labs)}:\n{display_names(err.format())}")
         text = "\n\n".join(parts)
         if stopped:
             phrase = labs_verb(sorted(stopped), "was", "were")
@@ -102,7 +102,7 @@ class SpmdError(Exception):
 _FRAME_FILE = re.compile(r'^(  File )"(?P<file>[^"]*)", line (?P<line>\d+)', re.M)
 
 
-def _display_names(text: str) -> str:
+def display_names(text: str) -> str:
     """Frames of IPython cells named as IPython names them: ``Cell In[7], line 3``."""
     shell = None
     ipython = sys.modules.get("IPython")
@@ -122,7 +122,7 @@ def _display_names(text: str) -> str:
             named = None
         if not named:
             return m.group(0)
-        return f"{m.group(1)}{named[0]} {named[1]}, line {m.group('line')}"
+        return f"  {named[0]} {named[1]}, line {m.group('line')}"
 
     return _FRAME_FILE.sub(rename, text)
 
