@@ -30,11 +30,12 @@ from .codistributor import codistributor, codistributor1d, codistributor2dbc  # 
 from .codistributed import (codistributed, gather, getCodistributor, getLocalPart,  # noqa: E402
                             globalIndices, iscodistributed, redistribute)
 from .distributed import distributed, isdistributed  # noqa: E402
+from .layout_plot import plot_layout  # noqa: E402
 
 __all__ += [
     "codistributor", "codistributor1d", "codistributor2dbc", "codistributed", "gather",
     "getCodistributor", "getLocalPart", "globalIndices", "iscodistributed", "redistribute",
-    "distributed", "isdistributed",
+    "distributed", "isdistributed", "plot_layout",
 ]
 
 

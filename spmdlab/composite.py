@@ -139,8 +139,17 @@ class Composite:
 
     def __repr__(self) -> str:
         lines = [f"Composite with {self._n} element{'s' if self._n != 1 else ''}:"]
+        pool = self._pool
+        if pool is not None and (pool.state == "closed" or pool.generation != self._generation):
+            lines[0] = (f"Composite with {self._n} element{'s' if self._n != 1 else ''} (its pool was "
+                        f"{'closed' if pool.state == 'closed' else 'restarted'}: the values are lost):")
         lines += [f"Lab {lab}: {describe(self._summaries.get(lab))}" for lab in range(1, self._n + 1)]
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        from .display import composite_html
+
+        return composite_html(self)
 
     def __bool__(self) -> bool:
         raise TypeError("a Composite has one value per lab; index it (c[1]) to test a value")

@@ -25,7 +25,7 @@ import numpy as np
 from .codist_comm import _check_codist_arg, _check_dtype, _codist_numlabs, _complete
 from .codist_transfer import _copy_region, _take
 from .codistributed import _rebuild, codistributed
-from .errors import SpmdError, lab_ranges
+from .errors import SpmdError, labs_words
 from .protocol import Block
 
 __all__ = ["distributed", "isdistributed"]
@@ -404,7 +404,7 @@ class distributed:
         return self._codist
 
     def __repr__(self) -> str:
-        labs = "lab 1" if self._nlabs == 1 else f"labs {lab_ranges(list(range(1, self._nlabs + 1)))}"
+        labs = labs_words(list(range(1, self._nlabs + 1)))
         head = f"distributed array, shape {self._shape}, dtype {self._dtype}, on {labs}\n  {self._codist!r}"
         if self._pool.state == "closed" or self._pool.generation != self._generation:
             return head + "\n  (data lost: the pool stopped)"
@@ -414,6 +414,11 @@ class distributed:
             except Exception:  # a repr must not fail
                 pass
         return head
+
+    def _repr_html_(self) -> str:
+        from .display import distributed_html
+
+        return distributed_html(self)
 
     def __bool__(self) -> bool:
         if self.size != 1:

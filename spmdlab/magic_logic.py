@@ -103,7 +103,7 @@ def lab_defaults() -> dict[str, Any]:
 
     import spmdlab
 
-    client_only = {"spmd", "spmd_run", "parpool", "gcp", "Pool", "Composite", "exist", "distributed"}
+    client_only = {"spmd", "spmd_run", "parpool", "gcp", "Pool", "Composite", "exist", "distributed", "plot_layout"}
     names = {n: getattr(spmdlab, n) for n in spmdlab.__all__ if n not in client_only}
     names["np"] = numpy
     return names
