@@ -17,6 +17,7 @@ from . import runtime
 from .blocksource import read_body
 from .composite import Composite
 from .errors import SpmdError
+from .progress import Progress
 from .protocol import Block
 
 
@@ -153,6 +154,13 @@ class spmd:
         return False
 
 
+def print_sink(lab: int, stream: str, text: str) -> None:
+    """Lab output as ``Lab N: <line>`` (the pool's default), looked up when called."""
+    from .pool import print_sink as sink
+
+    sink(lab, stream, text)
+
+
 def run_body(pool, body, nlabs: int, local_vars, global_vars, timeout: float | None = None,
              sink=None, echo: bool = False, replies_out: dict | None = None) -> dict[str, Any]:
     """Run a checked ``Body`` on labs 1..nlabs with the client values it reads (looked
@@ -169,7 +177,8 @@ def run_body(pool, body, nlabs: int, local_vars, global_vars, timeout: float | N
                   inputs=inputs, outputs=outputs, nlabs=nlabs if nlabs < pool.numlabs else 0)
     if echo:
         block.echo = True
-    replies = pool.run(block, sink=sink, timeout=timeout)
+    with Progress(nlabs) as progress:
+        replies = pool.run(block, sink=progress.wrap(sink or print_sink), timeout=timeout)
     if replies_out is not None:
         replies_out.update(replies)
     results = {}
@@ -210,7 +219,8 @@ def spmd_run(fn: Callable, *args: Any, n: int | None = None, pool=None, timeout:
     key = pool.new_key()
     block = Block(epoch=0, source=f"ans = __spmd_fn({', '.join(call)})\n", filename="<spmd_run>",
                   inputs=inputs, outputs={"ans": key}, nlabs=nlabs if nlabs < pool.numlabs else 0)
-    replies = pool.run(block, timeout=timeout)
+    with Progress(nlabs) as progress:
+        replies = pool.run(block, sink=progress.wrap(print_sink), timeout=timeout)
     summaries = {lab: r[2]["summaries"]["ans"] for lab, r in replies.items() if r[2] and "ans" in r[2]["summaries"]}
     return _output_value(pool, key, summaries, nlabs)
 

@@ -303,6 +303,35 @@ class PmodeSession:
             self.layout = cmd.layout
         self.printer.line(f"layout: {self.layout}", "info")
 
+    def cmd_layoutmap(self, cmd: Command) -> None:
+        """``pmode layout D``: which lab owns which part of D, in terminal colours."""
+        from spmdlab.layout_plot import layout_text, ownership
+
+        tmp = "__spmdlab_layout"
+        key = self.pool.new_key()
+        generation = self.pool.generation
+        src = (f"{tmp} = (getCodistributor({cmd.labvar}), {cmd.labvar}.shape) "
+               f"if iscodistributed({cmd.labvar}) else None\n")
+        block = Block(epoch=0, source=src, filename="<pmode-layout>", workspace=WORKSPACE, outputs={tmp: key})
+        try:
+            if self.run_block(block, None) is None:
+                return
+            with self._busy:
+                reply = self.pool.request(1, ("get", key))
+            value = reply[1] if reply[0] == "value" else None
+            if value is None:
+                self.had_error = True
+                self.printer.line(f"pmode layout: {cmd.labvar} is not a codistributed array on the labs", "error")
+                return
+            text = layout_text(ownership(value[0], value[1]), width=max(8, self.printer.width() - 2),
+                               color=self.printer.color)
+            self.printer.write([("", text)])
+        except (SpmdError, ValueError) as exc:
+            self.had_error = True
+            self.printer.line(f"pmode layout: {exc}", "error")
+        finally:
+            self.pool.free_later(key, generation)
+
     def cmd_restart(self, cmd: Command) -> None:
         with self._busy:
             n = self.pool.numlabs
