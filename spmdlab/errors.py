@@ -53,7 +53,10 @@ def labs_words(labs: list[int]) -> str:
     """The labs as a sentence names them: ``"lab 2"``, ``"labs 1 and 3"``, ``"labs 1-3 and 5"``."""
     if len(labs) == 1:
         return f"lab {labs[0]}"
-    parts = lab_ranges(labs).split(", ")
+    parts = []
+    for part in lab_ranges(labs).split(", "):
+        lo, _, hi = part.partition("-")
+        parts += [lo, hi] if hi and int(hi) == int(lo) + 1 else [part]  # "1, 2", not "1-2"
     return "labs " + (parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}")
 
 

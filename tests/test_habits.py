@@ -1,0 +1,73 @@
+"""MATLAB habits and plain messages: tracebacks without internals, grammar, closed pools,
+modules kept between blocks, names assigned before they are read, displayed names."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import run_script
+from spmdlab.errors import RemoteError, SpmdError, labs_verb, labs_words
+
+
+def test_labs_in_sentences():
+    assert labs_words([2]) == "lab 2"
+    assert labs_words([1, 3]) == "labs 1 and 3"
+    assert labs_words([1, 2, 3, 5]) == "labs 1-3 and 5"
+    assert labs_words([1, 3, 5]) == "labs 1, 3 and 5"
+    assert labs_words([1, 2, 3, 4]) == "labs 1-4"
+    assert labs_verb([2], "had", "had") == "lab 2 had"
+    assert labs_verb([1, 3], "was", "were") == "labs 1 and 3 were"
+
+
+def test_error_message_names_the_stopped_labs():
+    err = SpmdError.from_lab_errors({3: RemoteError("ValueError", "no")}, stopped=[1, 2, 4])
+    assert str(err) == "Error detected on lab 3:\nValueError: no\n\nLabs 1, 2 and 4 were stopped because of this error."
+    one = SpmdError.from_lab_errors({1: RemoteError("E", "x"), 3: RemoteError("E", "x")}, stopped=[2])
+    assert str(one) == "Error detected on labs 1 and 3:\nE: x\n\nLab 2 was stopped because of this error."
+
+
+SCRIPT = '''\
+import os, sys
+os.environ["SPMDLAB_NUM_LABS"] = "4"
+import numpy as np
+from spmdlab import spmd, labindex, parpool, gcp, codistributed, Composite
+with parpool(4):
+    with spmd():
+        comm = labindex()
+old = comm                     # a Composite of the pool just closed
+print("CLOSED", repr(old).splitlines()[0])
+with spmd():
+    import math
+with spmd():
+    root = math.sqrt(labindex())      # math was imported by the block before
+    comm = labindex() * 2             # assigned before read: the old client comm is not sent
+    twice = comm + 1
+print("ROOT", round(root[4], 3), "TWICE", list(twice))
+with spmd(2):
+    E = codistributed.zeros(6, 4)
+    print(repr(E).splitlines()[0])
+with spmd():
+    import time
+    if labindex() == 3:
+        raise ValueError("lab three")
+    time.sleep(20)
+'''
+
+
+@pytest.mark.timeout(120)
+def test_script_habits_and_a_traceback_without_internals():
+    result = run_script(SCRIPT, timeout=90)
+    out, err = result.stdout, result.stderr
+    assert "CLOSED Composite with 4 elements (its pool was closed: the values are lost):" in out
+    assert "ROOT 2.0 TWICE [3, 5, 7, 9]" in out
+    assert sorted(re.findall(r"Lab \d: This lab stores .*", out)) == [
+        "Lab 1: This lab stores E[:, 0:2].", "Lab 2: This lab stores E[:, 2:4]."]
+    assert result.returncode == 1
+    assert err.startswith("Starting parallel pool with 4 labs ... connected in "), err
+    tb = err[err.index("Traceback"):]
+    assert "spmdlab/" not in tb and "pool.py" not in tb, tb
+    frames = re.findall(r'  File "(.*?)", line (\d+)', tb)
+    assert [(f.rsplit("/", 1)[-1], n) for f, n in frames] == [("script.py", "20"), ("script.py", "23")], tb
+    assert "spmdlab.errors.SpmdError: Error detected on lab 3:\n" in tb
+    assert tb.rstrip().endswith("ValueError: lab three\n\nLabs 1, 2 and 4 were stopped because of this error.")
