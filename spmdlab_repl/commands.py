@@ -152,3 +152,22 @@ def parse(line: str, numlabs: int) -> Command | None:
             raise CommandError(f"pmode {sub} takes no arguments")
         return Command("exit" if sub == "quit" else sub)
     raise CommandError(f"unknown command 'pmode {sub}'; type 'pmode help' for the list")
+
+
+_SPMD_WITH = re.compile(r"^\s*with\s+(\w+\.)?spmd\s*\(", re.M)
+_POOL_CALL = re.compile(r"^\s*(\w+\s*=\s*)?(\w+\.)?(parpool|Pool|gcp)\s*\(", re.M)
+
+
+def lab_hint(source: str) -> str | None:
+    """A hint for client habits typed at ``P>>``, where input already runs on the labs.
+
+    >>> lab_hint("with spmd():\\n    x = 1\\n").split(":")[0]
+    'pmode input already runs on every lab'
+    """
+    if _SPMD_WITH.search(source):
+        return ("pmode input already runs on every lab: type the body of the block without "
+                "`with spmd():` (e.g. x = labindex()).")
+    if _POOL_CALL.search(source):
+        return ("pmode already has its pool of labs: `pmode restart` starts a fresh one; leave with "
+                "`pmode exit` and run `pmode start N` for another size.")
+    return None

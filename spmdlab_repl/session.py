@@ -14,7 +14,7 @@ import warnings
 from typing import Any, Callable
 
 import spmdlab
-from spmdlab.errors import LabDiedError, PoolError, SpmdError, SpmdTimeoutError, labs_label
+from spmdlab.errors import LabDiedError, PoolError, SpmdError, SpmdTimeoutError, labs_words
 from spmdlab.protocol import Block
 
 from . import commands, completion, inputs, tracebacks
@@ -254,6 +254,11 @@ class PmodeSession:
 
         The value of a trailing expression is shown unless the input ends with ``;``.
         """
+        hint = commands.lab_hint(source)
+        if hint is not None:
+            self.had_error = True
+            self.printer.line(hint, "info")
+            return
         self.count += 1
         filename = f"<pmode-{self.count}>"
         # a final newline: without it, tracebacks put their ^^^ markers one column off
@@ -426,7 +431,7 @@ class PmodeSession:
         try:
             if self.run_block(block, None) is not None:
                 self.printer.line(f"Client variable {cmd.clientvar} is now {cmd.labvar} on "
-                                  f"{labs_label(cmd.labs)}.", "info")
+                                  f"{labs_words(cmd.labs)}.", "info")
         finally:
             self.pool.free_later(key, generation)
 

@@ -855,3 +855,16 @@ def test_client_console_warnings_about_typed_input_are_one_line():
     buf = io.StringIO()
     ClientConsole.show_warning(UserWarning("x"), UserWarning, "/tmp/mine.py", 7, buf, "warn()")
     assert buf.getvalue() == "/tmp/mine.py:7: UserWarning: x\n  warn()\n"  # other warnings as Python shows them
+
+
+@pytest.mark.parametrize("source, start", [
+    ("with spmd():\n    x = 1\n", "pmode input already runs on every lab"),
+    ("with spmdlab.spmd(2):\n    x = 1\n", "pmode input already runs on every lab"),
+    ("parpool(4)", "pmode already has its pool of labs"),
+    ("pool = spmdlab.parpool(2)", "pmode already has its pool of labs"),
+    ("x = spmd_result + 1", None),
+    ("print('with spmd():')", None),
+])
+def test_lab_hint_for_client_habits(source, start):
+    hint = commands.lab_hint(source)
+    assert (hint is None) if start is None else hint.startswith(start)
