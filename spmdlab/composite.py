@@ -88,16 +88,17 @@ class Composite:
     def _live_pool(self):
         pool = self._pool
         if pool.state == "closed" or pool.generation != self._generation:
-            raise SpmdError("this Composite's values were lost: the pool that held them stopped")
+            how = "was closed" if pool.state == "closed" else "stopped"
+            raise SpmdError(f"this Composite's values were lost: the pool that held them {how}")
         return pool
 
     def _spmdlab_input(self, pool) -> tuple:
         """How this value enters an spmd block on ``pool``: each lab its own element."""
         if self._local is not None:
             return ("val", self._local.get(1))
+        self._live_pool()  # a closed pool is the likelier story: say that first
         if pool is not self._pool:
             raise ValueError("a Composite can only be used on the pool that created it")
-        self._live_pool()
         return ("ref", self._key)
 
     # ---- the MATLAB-like interface ----------------------------------------------------

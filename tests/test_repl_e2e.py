@@ -272,7 +272,7 @@ def test_pmode_ctrl_c_wakes_sleeping_labs_and_restarts_stuck_ones(tmp_path):
     repl.run("import signal; signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}); time.sleep(60)")
     repl.settle(1.0)
     repl.child.sendintr()
-    repl.expect("Warning: labs 1-2 did not stop after Ctrl-C (busy in compiled code); restarting the pool.\n",
+    repl.expect("Warning: labs 1 and 2 did not stop after Ctrl-C (busy in compiled code); restarting the pool.\n",
                 timeout=40)
     repl.expect("KeyboardInterrupt: the pool was restarted; variables on the labs were lost.\n", timeout=40)
     repl.prompt()
