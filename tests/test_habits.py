@@ -71,3 +71,44 @@ def test_script_habits_and_a_traceback_without_internals():
     assert [(f.rsplit("/", 1)[-1], n) for f, n in frames] == [("script.py", "20"), ("script.py", "23")], tb
     assert "spmdlab.errors.SpmdError: Error detected on lab 3:\n" in tb
     assert tb.rstrip().endswith("ValueError: lab three\n\nLabs 1, 2 and 4 were stopped because of this error.")
+
+
+LONG = '''\
+import os
+os.environ["SPMDLAB_NUM_LABS"] = "2"
+from spmdlab import spmd, labindex, parpool
+import time
+with parpool(2):
+    with spmd():
+        time.sleep(4.5)
+        print("slept", labindex())
+print("done")
+'''
+
+
+@pytest.mark.timeout(120)
+def test_running_line_on_a_terminal_only(tmp_path):
+    pexpect = pytest.importorskip("pexpect")
+    import os
+    import sys
+
+    from conftest import ROOT
+
+    script = tmp_path / "long.py"
+    script.write_text(LONG)
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("SPMDLAB_QUIET", None)
+    child = pexpect.spawn(sys.executable, [str(script)], env=env, encoding="utf-8", timeout=60)
+    child.expect(pexpect.EOF)
+    out = child.before
+    assert "running 3 s on 2 labs (Ctrl-C interrupts)" in out
+    assert "running 4 s on 2 labs (Ctrl-C interrupts)\r\x1b[K" in out  # redrawn in place, then erased
+    # lab output is written on a clean line, and the line is gone at the end
+    assert "\r\x1b[KLab 1: slept 1\r\n" in out and "\r\x1b[KLab 2: slept 2\r\n" in out, repr(out)
+    assert out.endswith("\r\x1b[Kdone\r\n"), repr(out)
+    piped = run_script(LONG, timeout=60)
+    assert "running" not in piped.stdout + piped.stderr and piped.stdout.endswith("done\n")
+    quiet = pexpect.spawn(sys.executable, [str(script)], env=dict(env, SPMDLAB_QUIET="1"), encoding="utf-8",
+                          timeout=60)
+    quiet.expect(pexpect.EOF)
+    assert "running" not in quiet.before
