@@ -219,8 +219,11 @@ def spmd_run(fn: Callable, *args: Any, n: int | None = None, pool=None, timeout:
     key = pool.new_key()
     block = Block(epoch=0, source=f"ans = __spmd_fn({', '.join(call)})\n", filename="<spmd_run>",
                   inputs=inputs, outputs={"ans": key}, nlabs=nlabs if nlabs < pool.numlabs else 0)
-    with Progress(nlabs) as progress:
-        replies = pool.run(block, sink=progress.wrap(print_sink), timeout=timeout)
+    try:
+        with Progress(nlabs) as progress:
+            replies = pool.run(block, sink=progress.wrap(print_sink), timeout=timeout)
+    except (SpmdError, KeyboardInterrupt) as exc:
+        raise exc.with_traceback(None) from None  # the caller's line, not the pool's internals
     summaries = {lab: r[2]["summaries"]["ans"] for lab, r in replies.items() if r[2] and "ans" in r[2]["summaries"]}
     return _output_value(pool, key, summaries, nlabs)
 
