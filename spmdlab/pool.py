@@ -24,7 +24,7 @@ import weakref
 from typing import Any, Callable
 
 from . import protocol, settings
-from .errors import LabDiedError, PoolError, SpmdError, SpmdTimeoutError, lab_ranges, labs_verb
+from .errors import LabDiedError, PoolError, SpmdError, SpmdTimeoutError, labs_verb
 from .protocol import Block, Channel, ChannelClosed
 
 Sink = Callable[[int, str, str], None]
