@@ -656,7 +656,7 @@ def test_lab2client_and_client2lab_round_trip(session):
     assert session.client_ns["y"] == 30
     assert run(session, "pmode client y") == "30\n"
     run(session, "pmode client z = y + 1")
-    assert "Client variable z is now w on labs 1-2" in run(session, "pmode client2lab z 1:2 w")
+    assert "Client variable z is now w on labs 1 and 2" in run(session, "pmode client2lab z 1:2 w")
     assert session.pool.ws[1]["w"] == 31 and session.pool.ws[2]["w"] == 31
     assert "w" not in session.pool.ws[3] and "__spmdlab_client2lab" not in session.pool.ws[3]
     assert "__spmdlab_client2lab" not in session.pool.ws[1]
