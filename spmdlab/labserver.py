@@ -64,7 +64,12 @@ class LabStream(io.TextIOBase):
             self._chan.send(("out", self._name, text))
 
 
+_GENERATED = ("<spmd_run>", "<distributed>", "<free>")  # the library's own one-line blocks
+
+
 def _is_user_frame(filename: str) -> bool:
+    if filename in _GENERATED:
+        return False
     path = os.path.abspath(filename) if not filename.startswith("<") else filename
     return not path.startswith(_PACKAGE_DIR) and "mpi4py" not in path
 

@@ -223,7 +223,8 @@ def spmd_run(fn: Callable, *args: Any, n: int | None = None, pool=None, timeout:
         with Progress(nlabs) as progress:
             replies = pool.run(block, sink=progress.wrap(print_sink), timeout=timeout)
     except (SpmdError, KeyboardInterrupt) as exc:
-        raise exc.with_traceback(None) from None  # the caller's line, not the pool's internals
+        # shown from here: the caller's line, not the pool's internals
+        raise exc.with_traceback(None) from None
     summaries = {lab: r[2]["summaries"]["ans"] for lab, r in replies.items() if r[2] and "ans" in r[2]["summaries"]}
     return _output_value(pool, key, summaries, nlabs)
 

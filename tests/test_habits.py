@@ -112,3 +112,16 @@ def test_running_line_on_a_terminal_only(tmp_path):
                           timeout=60)
     quiet.expect(pexpect.EOF)
     assert "running" not in quiet.before
+
+
+@pytest.mark.timeout(60)
+def test_spmd_run_error_shows_the_users_function_not_the_generated_call():
+    result = run_script("import spmdlab\n"
+                        "def f():\n"
+                        "    return 1 / (spmdlab.labindex() - 1)\n"
+                        "with spmdlab.parpool(2):\n"
+                        "    spmdlab.spmd_run(f)\n", timeout=50)
+    lab_part = result.stderr[result.stderr.index("Error detected on lab 1:"):]
+    assert "<spmd_run>" not in lab_part and "__spmd_fn" not in lab_part
+    assert re.search(r'File ".*script\.py", line 3, in f\n    return 1 / \(spmdlab\.labindex\(\) - 1\)', lab_part)
+    assert "pool.py" not in result.stderr

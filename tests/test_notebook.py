@@ -19,7 +19,7 @@ TOUR = os.path.join(ROOT, "examples", "notebook_tour.ipynb")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def run_notebook(path: str, tmp_path) -> "nbformat.NotebookNode":
+def run_notebook(path: str, tmp_path, monkeypatch) -> "nbformat.NotebookNode":
     kernels = tmp_path / "jupyter" / "kernels" / "spmdlab-test"
     kernels.mkdir(parents=True)
     spec = {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
@@ -27,7 +27,7 @@ def run_notebook(path: str, tmp_path) -> "nbformat.NotebookNode":
             "env": {"PYTHONPATH": ROOT, "SPMDLAB_NUM_LABS": "4",
                     "SPMDLAB_TEST_SESSION": os.environ.get("SPMDLAB_TEST_SESSION", "")}}
     (kernels / "kernel.json").write_text(json.dumps(spec))
-    os.environ["JUPYTER_PATH"] = str(tmp_path / "jupyter")
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     nb = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(nb, timeout=120, kernel_name="spmdlab-test",
                                      resources={"metadata": {"path": str(tmp_path)}})
@@ -52,8 +52,8 @@ def cell(nb, start: str):
 
 
 @pytest.mark.timeout(240)
-def test_notebook_tour(tmp_path):
-    nb = run_notebook(TOUR, tmp_path)
+def test_notebook_tour(tmp_path, monkeypatch):
+    nb = run_notebook(TOUR, tmp_path, monkeypatch)
     setup = cell(nb, "import numpy")
     assert text_of(setup) == ""  # parpool(4) started explicitly: no implicit-start line
     spmd_cell = cell(nb, "%%spmd\nx = labindex()")
