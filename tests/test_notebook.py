@@ -61,6 +61,7 @@ def test_notebook_tour(tmp_path, monkeypatch):
     assert lines == [f"Lab {i}: lab {i} of 4 has {10 * i}" for i in range(1, 5)]
     assert text_of(cell(nb, "print(x[2]")) == "20 40\n"
     assert text_of(cell(nb, "total[1]")) == "100\n"
+    assert text_of(cell(nb, "from spmdlab import spmd\nwith spmd()")) == "[1, 4, 9, 16]\n"
     html = cell(nb, "x").outputs[0].data["text/html"]
     assert "<b>Composite</b> with 4 elements" in html
     assert html.count("<tr>") == 5 and "<td>int</td><td></td><td>30</td>" in html
