@@ -84,6 +84,11 @@ def test_stop_button_interrupts_the_labs_and_running_line_comes_and_goes(kernel)
     tb = ANSI.sub("", "\n".join(errors[0]["content"]["traceback"]))
     assert "spmdlab/" not in tb and "pool.py" not in tb and "Cell In[" in tb, tb
     assert len([line for line in tb.splitlines() if line.strip()]) <= 6, tb
+    # --timeout and -n as spmd(n, timeout=...)
+    msgs = execute(kc, "%%spmd -n 1 --timeout 1\nimport time\ntime.sleep(30)")
+    errors = [m for m in msgs if m["msg_type"] == "error"]
+    assert len(errors) == 1 and errors[0]["content"]["ename"] == "SpmdTimeoutError"
+    assert errors[0]["content"]["evalue"].startswith("the spmd block timed out after 1 s; lab 1 had not finished:")
     # the pool is still there and usable
     msgs = execute(kc, "%spmd y = labindex() * 3\nprint(list(y), list(x))")
     assert streams(msgs) == "[3, 6] [1, 2]\n"

@@ -93,6 +93,8 @@ def test_notebook_tour(tmp_path, monkeypatch):
         "  ZeroDivisionError: division by zero\nLab 3:\n  1.0\nLab 4:\n  0.5\n"
         "PmodeCellError: lab 2 has raised an error (shown above)\n")
     assert text_of(cell(nb, "%pmode lab2client")) == "y from lab 3 is now client variable y3.\n"
+    assert text_of(cell(nb, "%pmode client2lab")) == "Client variable y3 is now w on labs 1 and 2.\n"
+    assert text_of(cell(nb, "print('w' in globals()")) == "Labs 1-2:\n  9\nLabs 3-4:\n  False\n"
     assert text_of(cell(nb, "%pmode exit")) == \
         "pmode ended; cells run at the client again (the pool stays open).\n"
     assert text_of(cell(nb, "print(y3, y[2])")) == "9 4\n"
