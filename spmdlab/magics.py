@@ -70,7 +70,7 @@ class SpmdMagics(Magics):
 
     def __init__(self, shell: Any):
         super().__init__(shell)
-        self.pmode = False
+        self.pmode_on = False
 
     def _run(self, line: str, cell: str, firstlineno: int) -> None:
         try:
@@ -112,7 +112,7 @@ class SpmdMagics(Magics):
         until ``%pmode exit``; the names cells assign are Composites here."""
         words = line.split()
         if not words:
-            raise UsageError(self.pmode.__doc__.split("\n")[0])
+            raise UsageError("usage: " + (SpmdMagics.pmode.__doc__ or "").split("\n")[0])
         sub = words[0]
         if sub == "start":
             self._start(words[1:])
@@ -137,20 +137,20 @@ class SpmdMagics(Magics):
         elif n is not None and n != pool.numlabs:
             raise UsageError(f"a pool with {pool.numlabs} labs is open; close it first (gcp().close()) "
                              f"to start pmode with {n}")
-        if not self.pmode:
+        if not self.pmode_on:
             self.shell.input_transformers_cleanup.append(magic_logic.pmode_transform)
-            self.pmode = True
+            self.pmode_on = True
         print(f"pmode: every cell now runs on {pool.numlabs} labs; %pmode exit returns to the client.")
 
     def _exit(self) -> None:
-        if not self.pmode:
+        if not self.pmode_on:
             print("pmode is not running.")
             return
         try:
             self.shell.input_transformers_cleanup.remove(magic_logic.pmode_transform)
         except ValueError:
             pass
-        self.pmode = False
+        self.pmode_on = False
         print("pmode ended; cells run at the client again (the pool stays open).")
 
     def _copy(self, line: str) -> None:

@@ -114,3 +114,29 @@ def test_ipython_terminal_spmd_magic_and_ctrl_c():
         child.expect(pexpect.EOF)
     finally:
         child.close(force=True)
+
+
+USAGE_SCRIPT = r'''
+from IPython.core.interactiveshell import InteractiveShell
+sh = InteractiveShell.instance()
+sh.run_line_magic("load_ext", "spmdlab")
+for cell in ["%pmode", "%pmode bogus", "%pmode start two", "%%spmd -x\nx = 1\n", "%spmd", "%pmode exit"]:
+    print("CELL", cell.split("\n")[0])
+    sh.run_cell(cell)
+'''
+
+
+@pytest.mark.timeout(60)
+def test_magic_usage_errors_need_no_pool():
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    result = subprocess.run([sys.executable, "-c", USAGE_SCRIPT], capture_output=True, text=True, timeout=50, env=env)
+    text = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout + result.stderr)
+    assert "UsageError: usage: %pmode start [N] | exit | lab2client" in text
+    assert "UsageError: unknown command '%pmode bogus'; use start, exit, lab2client or client2lab" in text
+    assert "UsageError: usage: %pmode start [N]  (N labs, a positive whole number)" in text
+    assert "UsageError: unknown option '-x'; usage: %%spmd [-n N] [-m M] [--timeout SECONDS]" in text
+    assert "UsageError: usage: %spmd <statement>" in text
+    assert "pmode is not running." in text
+    assert "Starting parallel pool" not in text
