@@ -23,6 +23,7 @@ from .codistributor import codistributor, codistributor1d, codistributor2dbc
 from .composite import Composite, NoDataError, exist
 from .distributed import distributed, isdistributed
 from .errors import LabDiedError, PoolError, RemoteError, SpmdError, SpmdSourceError, SpmdTimeoutError
+from .layout_plot import plot_layout
 from .messaging import (
     gcat,
     gop,
@@ -62,7 +63,22 @@ __all__ = [
     # distributed arrays
     "codistributor", "codistributor1d", "codistributor2dbc", "codistributed", "gather",
     "getCodistributor", "getLocalPart", "globalIndices", "iscodistributed", "redistribute",
-    "distributed", "isdistributed",
+    "distributed", "isdistributed", "plot_layout",
     # errors
     "LabDiedError", "PoolError", "RemoteError", "SpmdError", "SpmdSourceError", "SpmdTimeoutError",
+    # notebooks (%load_ext spmdlab)
+    "load_ipython_extension", "unload_ipython_extension",
 ]
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext spmdlab``: the ``%%spmd``, ``%spmd`` and ``%pmode`` magics."""
+    from .magics import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython) -> None:
+    from .magics import unload_ipython_extension as unload
+
+    unload(ipython)
