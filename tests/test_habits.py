@@ -96,11 +96,11 @@ def test_running_line_on_a_terminal_only(tmp_path):
     import os
     import sys
 
-    from conftest import ROOT
+    from conftest import child_pythonpath
 
     script = tmp_path / "long.py"
     script.write_text(LONG)
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = dict(os.environ, PYTHONPATH=child_pythonpath())
     env.pop("SPMDLAB_QUIET", None)
     child = pexpect.spawn(sys.executable, [str(script)], env=env, encoding="utf-8", timeout=60)
     child.expect(pexpect.EOF)

@@ -11,7 +11,7 @@ import threading
 import time
 
 import pytest
-from conftest import ROOT
+from conftest import child_pythonpath
 
 jupyter_client = pytest.importorskip("jupyter_client")
 pytest.importorskip("ipykernel")
@@ -25,7 +25,7 @@ def kernel(tmp_path):
     spec_dir.mkdir(parents=True)
     spec = {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
             "display_name": "spmdlab test", "language": "python", "interrupt_mode": "signal",
-            "env": {"PYTHONPATH": ROOT, "SPMDLAB_NUM_LABS": "2",
+            "env": {"PYTHONPATH": child_pythonpath(), "SPMDLAB_NUM_LABS": "2",
                     "SPMDLAB_TEST_SESSION": os.environ.get("SPMDLAB_TEST_SESSION", "")}}
     (spec_dir / "kernel.json").write_text(json.dumps(spec))
     ksm = jupyter_client.kernelspec.KernelSpecManager(kernel_dirs=[str(tmp_path / "kernels")])

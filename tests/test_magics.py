@@ -7,7 +7,7 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT
+from conftest import child_pythonpath
 
 from spmdlab import magic_logic
 from spmdlab.magic_logic import SpmdOptions, parse_cell, parse_options, pmode_transform
@@ -70,7 +70,7 @@ pytest.importorskip("IPython")
 
 
 def ipython():
-    env = dict(os.environ, PYTHONPATH=ROOT, SPMDLAB_NUM_LABS="2", TERM="dumb")
+    env = dict(os.environ, PYTHONPATH=child_pythonpath(), SPMDLAB_NUM_LABS="2", TERM="dumb")
     child = pexpect.spawn(sys.executable, ["-m", "IPython", "--simple-prompt", "--no-banner",
                                            "--colors=NoColor", "--HistoryManager.enabled=False"],
                           env=env, encoding="utf-8", timeout=60, dimensions=(40, 200))
@@ -130,7 +130,7 @@ for cell in ["%pmode", "%pmode bogus", "%pmode start two", "%%spmd -x\nx = 1\n",
 def test_magic_usage_errors_need_no_pool():
     import subprocess
 
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = dict(os.environ, PYTHONPATH=child_pythonpath())
     result = subprocess.run([sys.executable, "-c", USAGE_SCRIPT], capture_output=True, text=True, timeout=50, env=env)
     text = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout + result.stderr)
     assert "UsageError: usage: %pmode start [N] | exit | lab2client" in text

@@ -7,7 +7,7 @@ import re
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, child_pythonpath
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -23,7 +23,7 @@ def run_notebook(path: str, tmp_path, monkeypatch) -> "nbformat.NotebookNode":
     kernels.mkdir(parents=True)
     spec = {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
             "display_name": "spmdlab test", "language": "python",
-            "env": {"PYTHONPATH": ROOT, "SPMDLAB_NUM_LABS": "4",
+            "env": {"PYTHONPATH": child_pythonpath(), "SPMDLAB_NUM_LABS": "4",
                     "SPMDLAB_TEST_SESSION": os.environ.get("SPMDLAB_TEST_SESSION", "")}}
     (kernels / "kernel.json").write_text(json.dumps(spec))
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
