@@ -1,10 +1,14 @@
 """HTML displays of Composites and distributed arrays, from client-side data only (no pool)."""
 from __future__ import annotations
 
+import pytest
+
 from spmdlab import Composite, codistributor1d, codistributor2dbc, distributed
 from spmdlab.display import summary_cells
 from spmdlab.layout_plot import lab_color
 from spmdlab.protocol import Summary
+
+pytestmark = pytest.mark.nompi  # pure logic: no MPI, no lab
 
 
 class FakePool:

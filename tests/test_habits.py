@@ -10,6 +10,7 @@ from conftest import run_script
 from spmdlab.errors import RemoteError, SpmdError, labs_verb, labs_words
 
 
+@pytest.mark.nompi
 def test_labs_in_sentences():
     assert labs_words([2]) == "lab 2"
     assert labs_words([1, 3]) == "labs 1 and 3"
@@ -20,6 +21,7 @@ def test_labs_in_sentences():
     assert labs_verb([1, 3], "was", "were") == "labs 1 and 3 were"
 
 
+@pytest.mark.nompi
 def test_error_message_names_the_stopped_labs():
     err = SpmdError.from_lab_errors({3: RemoteError("ValueError", "no")}, stopped={1: "", 2: "", 4: ""})
     assert str(err) == "Error detected on lab 3:\nValueError: no\n\nLabs 1, 2 and 4 were stopped because of this error."

@@ -7,6 +7,8 @@ import pytest
 from spmdlab import codistributor1d, codistributor2dbc
 from spmdlab.layout_plot import lab_color, layout_svg, layout_text, ownership
 
+pytestmark = pytest.mark.nompi  # pure logic: no MPI, no lab
+
 
 def owner_grid(codist, numlabs: int, shape) -> np.ndarray:
     """Element-wise owner map from the codistributor's own localIndices (the reference)."""

@@ -13,6 +13,7 @@ from spmdlab import magic_logic
 from spmdlab.magic_logic import SpmdOptions, parse_cell, parse_options, pmode_transform
 
 
+@pytest.mark.nompi
 @pytest.mark.parametrize("line, opts", [
     ("", SpmdOptions()),
     ("-n 2", SpmdOptions(n=2)),
@@ -24,6 +25,7 @@ def test_parse_options(line, opts):
     assert parse_options(line) == opts
 
 
+@pytest.mark.nompi
 @pytest.mark.parametrize("line, message", [
     ("-x", "unknown option '-x'"), ("-n", "-n needs a value"), ("-n two", "-n takes a number"),
     ("-m 3 -n 2", "-m 3 is more than -n 2"), ("--timeout 0", "--timeout must be positive"),
@@ -33,12 +35,14 @@ def test_parse_options_errors(line, message):
         parse_options(line)
 
 
+@pytest.mark.nompi
 def test_spmd_args_follow_matlab():
     assert SpmdOptions(n=2).spmd_args() == (2, None)
     assert SpmdOptions(m=2, n=4).spmd_args() == (2, 4)
     assert SpmdOptions(m=2).spmd_args() == (2, None)
 
 
+@pytest.mark.nompi
 def test_parse_cell_reads_writes_and_line_numbers():
     body = parse_cell("import numpy as np\ncomm = MPI.COMM_WORLD\ny = comm.rank + x\n", "<c>", 2)
     assert body.reads == {"MPI", "x"}  # comm is assigned before it is read: not sent
@@ -48,6 +52,7 @@ def test_parse_cell_reads_writes_and_line_numbers():
     assert info.value.lineno == 3
 
 
+@pytest.mark.nompi
 def test_pmode_transform():
     assert pmode_transform(["x = 1\n"]) == ["%%spmd --pmode\n", "x = 1\n"]
     assert pmode_transform(["%pmode exit\n"]) == ["%pmode exit\n"]
@@ -58,6 +63,7 @@ def test_pmode_transform():
     assert pmode_transform(["\n"]) == ["\n"]
 
 
+@pytest.mark.nompi
 def test_lab_defaults_are_the_lab_api_and_numpy():
     names = magic_logic.lab_defaults()
     assert {"np", "labindex", "gplus", "codistributed"} <= set(names)
@@ -126,6 +132,7 @@ for cell in ["%pmode", "%pmode bogus", "%pmode start two", "%%spmd -x\nx = 1\n",
 '''
 
 
+@pytest.mark.nompi
 @pytest.mark.timeout(60)
 def test_magic_usage_errors_need_no_pool():
     import subprocess
