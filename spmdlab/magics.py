@@ -5,6 +5,7 @@ IPython show spmdlab's errors (and Ctrl-C during a block) without spmdlab's own 
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import types
@@ -16,7 +17,20 @@ from .errors import SpmdError
 __all__ = ["load_ipython_extension", "unload_ipython_extension", "SpmdMagics"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-_HIDDEN = (_PACKAGE_DIR, os.path.join(os.path.dirname(_PACKAGE_DIR), "spmdlab_repl"))
+
+
+def _repl_dirs() -> tuple[str, ...]:
+    """Where ``spmdlab_repl`` lives (``repl/`` in a checkout, installed under that name;
+    both the path it is imported by and the real one), found without importing it."""
+    try:
+        spec = importlib.util.find_spec("spmdlab_repl")
+    except (ImportError, ValueError):
+        return ()
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    return tuple({path for f in folders for path in (os.path.abspath(f), os.path.realpath(f))})
+
+
+_HIDDEN = (_PACKAGE_DIR, *_repl_dirs())
 
 
 def _cell_filename(shell: Any) -> str | None:
