@@ -68,8 +68,9 @@ def labs_label(labs: list[int]) -> str:
 
 
 def where_lines(where: dict[int, str]) -> str:
-    """``{1: "waiting in labBarrier()"}`` -> ``"  lab 1: waiting in labBarrier()"``."""
-    return "\n".join(f"  lab {lab}: {where[lab]}" for lab in sorted(where))
+    """``{1: "waiting in labBarrier()"}`` -> ``"  lab 1: waiting in labBarrier()"``
+    (a notebook cell's file named as IPython names it: ``running line 3 of Cell In[7]``)."""
+    return "\n".join(f"  lab {lab}: {display_names(where[lab])}" for lab in sorted(where))
 
 
 def labs_words(labs: list[int]) -> str:
@@ -124,7 +125,7 @@ class SpmdError(Exception):
         if stopped:
             phrase = labs_verb(sorted(stopped), "was", "were")
             head = f"{phrase[0].upper()}{phrase[1:]} stopped because of this error"
-            where = {lab: display_names(text) for lab, text in stopped.items() if text}
+            where = {lab: text for lab, text in stopped.items() if text}
             parts.append(f"{head}:\n{where_lines(where)}" if where else f"{head}.")
         return cls("\n\n".join(parts), errors, replies, stopped)
 
