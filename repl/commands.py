@@ -21,6 +21,7 @@ pmode: every line you type at P>> runs on all labs; output is shown per lab.
   pmode client2lab clientvar labs [labvar]  copy a client variable to labs (2, 1:3, [1 3])
   pmode client <code>                       run a line at the client, e.g. pmode client y
   pmode layout grid|stacked                 labs side by side in columns, or one after another
+  pmode layout D                            a map of which lab owns which part of array D
   pmode restart                             start a fresh pool (lab variables are lost)
   pmode help                                this text
   pmode exit                                close the pool and leave (also Ctrl-D)
@@ -141,11 +142,32 @@ def parse(line: str, numlabs: int) -> Command | None:
         labvar = _identifier(args[2], "labvar") if len(args) == 3 else clientvar
         return Command("client2lab", labvar=labvar, clientvar=clientvar, labs=labs)
     if sub == "layout":
+        if len(args) == 1 and args[0] not in LAYOUTS and args[0].isidentifier():
+            return Command("layoutmap", labvar=_identifier(args[0], "array"))
         if len(args) > 1 or (args and args[0] not in LAYOUTS):
-            raise CommandError("usage: pmode layout grid|stacked")
+            raise CommandError("usage: pmode layout grid|stacked, or pmode layout D for a map of array D")
         return Command("layout", layout=args[0] if args else "")
     if sub in ("help", "exit", "quit", "restart", "start"):
         if sub in ("exit", "quit", "help", "restart") and args:
             raise CommandError(f"pmode {sub} takes no arguments")
         return Command("exit" if sub == "quit" else sub)
     raise CommandError(f"unknown command 'pmode {sub}'; type 'pmode help' for the list")
+
+
+_SPMD_WITH = re.compile(r"^\s*with\s+(\w+\.)?spmd\s*\(", re.M)
+_POOL_CALL = re.compile(r"^\s*(\w+\s*=\s*)?(\w+\.)?(parpool|Pool|gcp)\s*\(", re.M)
+
+
+def lab_hint(source: str) -> str | None:
+    """A hint for client habits typed at ``P>>``, where input already runs on the labs.
+
+    >>> lab_hint("with spmd():\\n    x = 1\\n").split(":")[0]
+    'pmode input already runs on every lab'
+    """
+    if _SPMD_WITH.search(source):
+        return ("pmode input already runs on every lab: type the body of the block without "
+                "`with spmd():` (e.g. x = labindex()).")
+    if _POOL_CALL.search(source):
+        return ("pmode already has its pool of labs: `pmode restart` starts a fresh one; leave with "
+                "`pmode exit` and run `pmode start N` for another size.")
+    return None

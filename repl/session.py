@@ -14,7 +14,7 @@ import warnings
 from typing import Any, Callable
 
 import spmdlab
-from spmdlab.errors import LabDiedError, PoolError, SpmdError, SpmdTimeoutError, labs_label
+from spmdlab.errors import LabDiedError, PoolError, SpmdError, SpmdTimeoutError, labs_words
 from spmdlab.execute import Outcome, run_block
 from spmdlab.protocol import Reply, Set
 
@@ -24,7 +24,8 @@ from .output import Collector, Printer, Ticker, grid_columns, nlabs
 
 WORKSPACE = "pmode"
 # Client-side names not imported on the labs (they start pools or hold lab handles).
-_CLIENT_ONLY = {"spmd", "spmd_run", "parpool", "gcp", "Pool", "Composite", "exist", "distributed"}
+_CLIENT_ONLY = {"spmd", "spmd_run", "parpool", "gcp", "Pool", "Composite", "exist", "distributed", "plot_layout",
+                "load_ipython_extension", "unload_ipython_extension"}
 NUMPY_LINEWIDTH = 75  # numpy's default, restored on the labs when the grid layout is left
 
 
@@ -259,6 +260,11 @@ class PmodeSession:
 
         The value of a trailing expression is shown unless the input ends with ``;``.
         """
+        hint = commands.lab_hint(source)
+        if hint is not None:
+            self.had_error = True
+            self.printer.line(hint, "info")
+            return
         self.count += 1
         filename = f"<pmode-{self.count}>"
         # a final newline: without it, tracebacks put their ^^^ markers one column off
@@ -305,6 +311,31 @@ class PmodeSession:
         if cmd.layout:
             self.layout = cmd.layout
         self.printer.line(f"layout: {self.layout}", "info")
+
+    def cmd_layoutmap(self, cmd: Command) -> None:
+        """``pmode layout D``: which lab owns which part of D, in terminal colours."""
+        from spmdlab.layout_plot import layout_text, ownership
+
+        tmp = "__spmdlab_layout"
+        src = (f"{tmp} = (getCodistributor({cmd.labvar}), {cmd.labvar}.shape) "
+               f"if iscodistributed({cmd.labvar}) else None\n")
+        try:
+            outcome = self.run_block(None, source=src, filename="<pmode-layout>", outputs=[tmp], composites=True)
+            if outcome is None:
+                return
+            handle = outcome.values.get(tmp)
+            with self._busy:
+                value = handle[1] if handle is not None and handle.exist(1) else None
+            if value is None:
+                self.had_error = True
+                self.printer.line(f"pmode layout: {cmd.labvar} is not a codistributed array on the labs", "error")
+                return
+            text = layout_text(ownership(value[0], value[1]), width=max(8, self.printer.width() - 2),
+                               color=self.printer.color)
+            self.printer.write([("", text)])
+        except (SpmdError, ValueError) as exc:
+            self.had_error = True
+            self.printer.line(f"pmode layout: {exc}", "error")
 
     def cmd_restart(self, cmd: Command) -> None:
         with self._busy:
@@ -388,7 +419,7 @@ class PmodeSession:
         try:
             if self.run_block(None, source=source, filename="<pmode-client2lab>", refs={tmp: key}) is not None:
                 self.printer.line(f"Client variable {cmd.clientvar} is now {cmd.labvar} on "
-                                  f"{labs_label(cmd.labs)}.", "info")
+                                  f"{labs_words(cmd.labs)}.", "info")
         finally:
             self.pool.free_later(key, generation)
 

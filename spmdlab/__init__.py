@@ -8,6 +8,8 @@
 
 The names below are the public API (docs/design.md); every other module is internal.
 """
+from typing import Any
+
 # (through the module spmdlab.codistributed, so that importing that module later cannot
 # rebind the name spmdlab.codistributed from the class to the module)
 from .codistributed import (
@@ -23,6 +25,7 @@ from .codistributor import codistributor, codistributor1d, codistributor2dbc
 from .composite import Composite, NoDataError, exist
 from .distributed import distributed, isdistributed
 from .errors import LabDiedError, PoolError, RemoteError, SpmdError, SpmdSourceError, SpmdTimeoutError
+from .layout_plot import plot_layout
 from .messaging import (
     gcat,
     gop,
@@ -68,12 +71,27 @@ __all__ = [
     # distributed arrays
     "codistributor", "codistributor1d", "codistributor2dbc", "codistributed", "gather",
     "getCodistributor", "getLocalPart", "globalIndices", "iscodistributed", "redistribute",
-    "distributed", "isdistributed",
+    "distributed", "isdistributed", "plot_layout",
     # numerics under MATLAB's names (loaded on first use)
     *_NUMERICS,
     # errors
     "LabDiedError", "PoolError", "RemoteError", "SpmdError", "SpmdSourceError", "SpmdTimeoutError",
+    # notebooks (%load_ext spmdlab)
+    "load_ipython_extension", "unload_ipython_extension",
 ]
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext spmdlab``: the ``%%spmd``, ``%spmd`` and ``%pmode`` magics."""
+    from .magics import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from .magics import unload_ipython_extension as unload
+
+    unload(ipython)
 
 
 def __getattr__(name: str) -> object:

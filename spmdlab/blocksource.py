@@ -102,15 +102,40 @@ def check(body: list[ast.stmt], filename: str, lines: list[str]) -> None:
         visit(stmt, False)
 
 
+def _loads(node: ast.AST) -> set[str]:
+    found: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+            found.add(sub.id)
+        elif isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name):
+            found.add(sub.target.id)
+    return found
+
+
+def _binds(stmt: ast.stmt) -> set[str]:
+    """Names a top-level statement surely binds once it completes."""
+    if isinstance(stmt, ast.Assign):
+        return {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Name):
+        return {stmt.target.id}
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in stmt.names if a.name != "*"}
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    return set()
+
+
 def names_read(body: list[ast.stmt]) -> set[str]:
-    """Every name the body (nested functions included) loads or augments."""
+    """Every name the body (nested functions included) may load before the body itself
+    surely assigned it: ``comm = MPI.COMM_WORLD`` then ``comm.Barrier()`` reads ``MPI``,
+    not the client's ``comm``. Only plain top-level statements count as sure assignments
+    (not those under ``if``/``for``/``try``); an assignment's value is read before its
+    targets are bound."""
     reads: set[str] = set()
+    bound: set[str] = set()
     for stmt in body:
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                reads.add(node.id)
-            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-                reads.add(node.target.id)
+        reads |= _loads(stmt) - bound
+        bound |= _binds(stmt)
     return reads
 
 

@@ -63,16 +63,17 @@ class Composite:
     def _live_pool(self):
         pool = self._pool
         if pool.state == "closed" or pool.generation != self._generation:
-            raise SpmdError("this Composite's values were lost: the pool that held them stopped")
+            how = "was closed" if pool.state == "closed" else "stopped"
+            raise SpmdError(f"this Composite's values were lost: the pool that held them {how}")
         return pool
 
     def _spmdlab_input(self, pool) -> Input:
         """How this value enters an spmd block on ``pool``: each lab its own element."""
         if self._local is not None:
             return Input("val", self._local.get(1))
+        self._live_pool()  # a closed pool is the likelier story: say that first
         if pool is not self._pool:
             raise ValueError("a Composite can only be used on the pool that created it")
-        self._live_pool()
         return Input("ref", self._key)
 
     # ---- the MATLAB-like interface ----------------------------------------------------
@@ -113,8 +114,17 @@ class Composite:
 
     def __repr__(self) -> str:
         lines = [f"Composite with {self._n} element{'s' if self._n != 1 else ''}:"]
+        pool = self._pool
+        if pool is not None and (pool.state == "closed" or pool.generation != self._generation):
+            lines[0] = (f"Composite with {self._n} element{'s' if self._n != 1 else ''} (its pool was "
+                        f"{'closed' if pool.state == 'closed' else 'restarted'}: the values are lost):")
         lines += [f"Lab {lab}: {describe(self._summaries.get(lab))}" for lab in range(1, self._n + 1)]
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        from .display import composite_html
+
+        return composite_html(self)
 
     def __bool__(self) -> bool:
         raise TypeError("a Composite has one value per lab; index it (c[1]) to test a value")

@@ -30,7 +30,7 @@ from .codist.base import complete as _complete
 from .codist.base import numlabs_of as _codist_numlabs
 from .codist.regions import copy_region as _copy_region
 from .codist.regions import take as _take
-from .errors import SpmdError, lab_ranges
+from .errors import SpmdError, labs_words
 from .execute import run_block
 from .labcalls import (
     Ref,
@@ -341,7 +341,7 @@ class distributed:
         return self._codist
 
     def __repr__(self) -> str:
-        labs = "lab 1" if self._nlabs == 1 else f"labs {lab_ranges(list(range(1, self._nlabs + 1)))}"
+        labs = labs_words(list(range(1, self._nlabs + 1)))
         head = f"distributed array, shape {self._shape}, dtype {self._dtype}, on {labs}\n  {self._codist!r}"
         if self._pool.state == "closed" or self._pool.generation != self._generation:
             return head + "\n  (data lost: the pool stopped)"
@@ -351,6 +351,11 @@ class distributed:
             except Exception:  # a repr must not fail
                 pass
         return head
+
+    def _repr_html_(self) -> str:
+        from .display import distributed_html
+
+        return distributed_html(self)
 
     def __bool__(self) -> bool:
         if self.size != 1:

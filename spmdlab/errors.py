@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import pickle
+import re
+import sys
 from dataclasses import dataclass, field
 
 __all__ = ["SpmdError", "LabDiedError", "SpmdTimeoutError", "PoolError", "SpmdSourceError",
-           "RemoteError", "lab_ranges", "labs_label", "group_errors"]
+           "RemoteError", "lab_ranges", "labs_label", "labs_words", "labs_verb", "where_lines",
+           "group_errors", "display_names"]
 
 
 @dataclass(frozen=True)
@@ -60,13 +63,30 @@ def lab_ranges(labs: list[int]) -> str:
 
 
 def labs_label(labs: list[int]) -> str:
-    """``[2]`` -> ``"lab 2"``, ``[1, 2, 3, 4]`` -> ``"labs 1-4"``."""
+    """``[2]`` -> ``"lab 2"``, ``[1, 2, 3, 4]`` -> ``"labs 1-4"`` (a header: ``Labs 1, 3:``)."""
     return f"lab {labs[0]}" if len(labs) == 1 else f"labs {lab_ranges(labs)}"
 
 
 def where_lines(where: dict[int, str]) -> str:
-    """``{1: "waiting in labBarrier()"}`` -> ``"  lab 1: waiting in labBarrier()"``."""
-    return "\n".join(f"  lab {lab}: {where[lab]}" for lab in sorted(where))
+    """``{1: "waiting in labBarrier()"}`` -> ``"  lab 1: waiting in labBarrier()"``
+    (a notebook cell's file named as IPython names it: ``running line 3 of Cell In[7]``)."""
+    return "\n".join(f"  lab {lab}: {display_names(where[lab])}" for lab in sorted(where))
+
+
+def labs_words(labs: list[int]) -> str:
+    """The labs as a sentence names them: ``"lab 2"``, ``"labs 1 and 3"``, ``"labs 1-3 and 5"``."""
+    if len(labs) == 1:
+        return f"lab {labs[0]}"
+    parts = []
+    for part in lab_ranges(labs).split(", "):
+        lo, _, hi = part.partition("-")
+        parts += [lo, hi] if hi and int(hi) == int(lo) + 1 else [part]  # "1, 2", not "1-2"
+    return "labs " + (parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}")
+
+
+def labs_verb(labs: list[int], singular: str, plural: str) -> str:
+    """``labs_verb([2], "has", "have")`` -> ``"lab 2 has"``; ``[1, 3]`` -> ``"labs 1 and 3 have"``."""
+    return f"{labs_words(labs)} {singular if len(labs) == 1 else plural}"
 
 
 def group_errors(errors: dict[int, RemoteError]) -> list[tuple[list[int], RemoteError]]:
@@ -97,12 +117,57 @@ class SpmdError(Exception):
     @classmethod
     def from_lab_errors(cls, errors: dict[int, RemoteError], replies: dict | None = None,
                         stopped: dict[int, str] | None = None) -> "SpmdError":
+        """``stopped``: each lab aborted because of the error -> where it was (named in the
+        message as "Labs 1, 3 and 4 were stopped because of this error:" and one line a lab)."""
         parts = []
         for labs, err in group_errors(errors):
-            parts.append(f"Error detected on {labs_label(labs)}:\n{err.format()}")
+            parts.append(f"Error detected on {labs_words(labs)}:\n{display_names(err.format())}")
         if stopped:
-            parts.append("Stopped after the error:\n" + where_lines(stopped))
+            phrase = labs_verb(sorted(stopped), "was", "were")
+            head = f"{phrase[0].upper()}{phrase[1:]} stopped because of this error"
+            where = {lab: text for lab, text in stopped.items() if text}
+            parts.append(f"{head}:\n{where_lines(where)}" if where else f"{head}.")
         return cls("\n\n".join(parts), errors, replies, stopped)
+
+
+_FRAME_FILE = re.compile(r'^(  File )"(?P<file>[^"]*)", line (?P<line>\d+)', re.M)
+_WHERE_FILE = re.compile(r"^(?P<pre>running line (?P<line>\d+) of )(?P<file>.+)$")
+
+
+def _ipython_code_name():
+    """IPython's ``compile.format_code_name`` when an IPython shell is running, else None."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return None
+    try:
+        shell = ipython.get_ipython()
+    except Exception:
+        return None
+    return getattr(getattr(shell, "compile", None), "format_code_name", None)
+
+
+def display_names(text: str) -> str:
+    """Frames of IPython cells named as IPython names them: ``Cell In[7], line 3`` (and a
+    stopped lab's "running line 3 of Cell In[7]")."""
+    fmt = _ipython_code_name()
+    if fmt is None:
+        return text
+
+    def named(file: str):
+        try:
+            return fmt(file) or None
+        except Exception:
+            return None
+
+    def rename(m: re.Match) -> str:
+        name = named(m.group("file"))
+        return m.group(0) if name is None else f"  {name[0]} {name[1]}, line {m.group('line')}"
+
+    where = _WHERE_FILE.match(text)
+    if where is not None:
+        name = named(where.group("file"))
+        return text if name is None else f"{where.group('pre')}{name[0]} {name[1]}"
+    return _FRAME_FILE.sub(rename, text)
 
 
 class LabDiedError(SpmdError):

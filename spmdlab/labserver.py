@@ -18,6 +18,7 @@ import signal
 import sys
 import threading
 import traceback
+import types
 from typing import Any
 
 from . import comm, protocol
@@ -114,7 +115,12 @@ class LabStream(io.TextIOBase):
             self._send(text)
 
 
+_GENERATED = ("<spmd_run>", "<distributed>", "<free>")  # the library's own one-line blocks
+
+
 def _is_user_frame(filename: str) -> bool:
+    if filename in _GENERATED:
+        return False
     path = os.path.abspath(filename) if not filename.startswith("<") else filename
     return not path.startswith(_PACKAGE_DIR) and "mpi4py" not in path
 
@@ -187,6 +193,7 @@ class LabServer:
         self.ctrl.send(Hello("ctrl", self.rank, self.size, os.getpid()))
         self.store: dict[int, Any] = {}
         self.workspaces: dict[str, dict] = {}
+        self.modules: dict[str, types.ModuleType] = {}  # imported by earlier spmd blocks
         self.lock = threading.Lock()
         self.abort_epoch = 0
         self.abort_reason = ""
@@ -292,7 +299,7 @@ class LabServer:
         if block.workspace is not None:
             ns = self.workspaces.setdefault(block.workspace, {"__name__": "__spmd__", "__builtins__": builtins})
         else:
-            ns = {"__name__": "__spmd__", "__builtins__": builtins}
+            ns = {"__name__": "__spmd__", "__builtins__": builtins, **self.modules}
         for name, spec in block.inputs.items():
             kind, value = spec.kind, spec.value
             if kind == "val":
@@ -339,6 +346,7 @@ class LabServer:
             return Reply("error", lab, block.epoch, remote_error(exc))
         echo = None
         state.in_user_code = True
+        state.namespace = ns
         try:
             try:
                 if block.call is not None:
@@ -357,6 +365,10 @@ class LabServer:
                         echo = repr(value)
             finally:
                 state.in_user_code = False
+                state.namespace = None
+                if block.workspace is None:  # modules a block imports are there in the next
+                    self.modules.update((k, v) for k, v in ns.items()
+                                        if isinstance(v, types.ModuleType) and k not in block.inputs)
         except LabAbort as exc:
             return Reply("aborted", lab, block.epoch, self._where(exc))
         except BaseException as exc:

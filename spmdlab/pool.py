@@ -26,7 +26,8 @@ import weakref
 from typing import Any, Callable
 
 from . import launch, protocol, settings
-from .errors import LabDiedError, PoolError, RemoteError, SpmdError, SpmdTimeoutError, lab_ranges, where_lines
+from .console import announce_start, print_sink
+from .errors import LabDiedError, PoolError, RemoteError, SpmdError, SpmdTimeoutError, labs_verb, where_lines
 from .protocol import (
     Abort,
     Block,
@@ -53,20 +54,6 @@ _ERROR_ABORT_DELAY = 0.1  # seconds the other labs get to report their own error
 # blocking MPI call the failed lab never joins) must not hang the session.
 _ERROR_GIVE_UP = 10.0
 _STUCK = "busy and not stopping (in compiled code?)"
-
-
-def print_sink(lab: int, stream: str, text: str) -> None:
-    """Write lab output to the client's stdout/stderr as ``Lab N: <line>``; characters
-    the stream cannot encode are replaced, never raised."""
-    out = sys.stderr if stream == "stderr" else sys.stdout
-    data = "".join(f"Lab {lab}: {line}\n" for line in text.splitlines() or [""])
-    encoding = getattr(out, "encoding", None) or "utf-8"
-    try:
-        data.encode(encoding)
-    except (UnicodeEncodeError, LookupError):
-        data = data.encode(encoding, errors="replace").decode(encoding, errors="replace")
-    out.write(data)
-    out.flush()
 
 
 def _describe_status(code: int | None) -> str:
@@ -300,9 +287,9 @@ class Pool:
             raise SpmdError.from_lab_errors(errors, {lab: r for lab, r in replies.items() if r.kind == "done"},
                                             aborted)
         if aborted and timeout is not None:
-            raise SpmdTimeoutError(f"the spmd block timed out after {timeout:g} s; labs "
-                                   f"{lab_ranges(sorted(aborted))} had not finished:\n{where_lines(aborted)}",
-                                   aborted)
+            raise SpmdTimeoutError(f"the spmd block timed out after {timeout:g} s; "
+                                   f"{labs_verb(sorted(aborted), 'had', 'had')} not finished:\n"
+                                   f"{where_lines(aborted)}", aborted)
         return replies
 
     def request(self, lab: int, message: Get | Set | Call) -> Reply:
@@ -497,7 +484,7 @@ class Pool:
         left = sorted(lab for lab in owing if lab in self._owing)
         if left:
             busy = "" if ints.pending else " (busy in compiled code)"
-            self._restart(f"labs {lab_ranges(left)} did not stop {why}{busy}")
+            self._restart(f"{labs_verb(left, 'did', 'did')} not stop {why}{busy}")
         self._owing, self._owing_why = {}, ""
         if ints.pending:
             raise KeyboardInterrupt
@@ -547,27 +534,43 @@ _live_pools: "weakref.WeakSet[Pool]" = weakref.WeakSet()
 _current: dict[str, Pool] = {}
 
 
-def parpool(n: int | None = None, **options: Any) -> Pool:
+def parpool(n: int | None = None, *, replace: bool = False, **options: Any) -> Pool:
     """Start a pool of ``n`` labs (default ``SPMDLAB_NUM_LABS``, else the CPU count) and
-    make it the current pool. Usable as ``with parpool(4) as pool:``."""
+    make it the current pool. Usable as ``with parpool(4) as pool:``.
+
+    As in MATLAB, a second ``parpool()`` while the current pool is open raises
+    PoolError; ``replace=True`` closes the current pool first."""
     from .runtime import refuse_on_lab
 
     refuse_on_lab("parpool")
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
         raise ValueError(f"a pool needs a positive whole number of labs, got {n!r}")
+    current = _current.get("pool")
+    if current is not None and current.state != "closed":
+        if not replace:
+            raise PoolError(f"a parallel pool with {current.numlabs} lab{'s' if current.numlabs != 1 else ''} "
+                            "is already open; close it first (gcp().close(), or delete(gcp()) in "
+                            "MATLAB), or call parpool(..., replace=True)")
+        current.close()
     pool = Pool(n, **options)
     _current["pool"] = pool
     return pool
 
 
-def gcp(create: bool = True) -> Pool | None:
-    """The current pool; with ``create`` (default) start the default pool if there is none."""
+def gcp(create: bool | str = True) -> Pool | None:
+    """The current pool. With ``create`` (default) a default pool is started when there is
+    none (one line on stderr says so); ``gcp('nocreate')`` or ``gcp(False)`` returns None
+    instead, as MATLAB's ``gcp('nocreate')``."""
     from .runtime import refuse_on_lab
 
     refuse_on_lab("gcp")
+    if isinstance(create, str):
+        if create.lower() != "nocreate":
+            raise ValueError(f"gcp takes 'nocreate' or nothing, got {create!r}")
+        create = False
     pool = _current.get("pool")
     if pool is None or pool.state == "closed":
-        return parpool() if create else None
+        return announce_start(settings.load().pool_size(), parpool) if create else None
     return pool
 
 

@@ -31,6 +31,7 @@ class _LabState:
         self.abort_reason = ""
         self.waiting = ""  # what a blocked library call waits for, for timeout reports
         self.in_user_code = False
+        self.namespace: dict | None = None  # the running block's names (displays use them)
 
 
 state = _LabState()

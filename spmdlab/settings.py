@@ -9,6 +9,7 @@
 | ``SPMDLAB_BLAS_THREADS`` | BLAS/OpenMP threads per lab | 1 |
 | ``SPMDLAB_START_TIMEOUT`` | seconds to wait for all labs to connect | 60 |
 | ``SPMDLAB_INTERRUPT_GRACE`` | seconds labs get to stop after Ctrl-C before the pool is restarted | 1 |
+| ``SPMDLAB_QUIET`` | ``1``: no "Starting parallel pool ..." line when a block starts the pool, no "running" line | off |
 | ``SPMDLAB_STAGING_MB`` | largest local part (MB) ``redistribute`` moves through memory the labs of one machine share; the buffer is kept for reuse, 0 turns it off | 64 |
 """
 from __future__ import annotations
@@ -132,3 +133,9 @@ def load(**overrides: Any) -> Settings:
         if value is not None:
             values[name] = value
     return Settings(**values)
+
+
+def quiet() -> bool:
+    """``SPMDLAB_QUIET=1``: the library prints nothing of its own (no start line, no
+    "running" line); only lab output is shown."""
+    return os.environ.get("SPMDLAB_QUIET", "").strip().lower() not in ("", "0", "false", "no", "off")

@@ -11,16 +11,19 @@ from __future__ import annotations
 import ctypes
 import sys
 import types
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from . import runtime
 from .blocksource import read_body
 from .composite import Composite
-from .execute import run_block
+from .console import print_sink
+from .errors import SpmdError
+from .execute import Outcome, run_block
 from .labcalls import Ref
+from .progress import Progress
 from .settings import check_timeout
 
-__all__ = ["spmd", "spmd_run", "labindex", "numlabs"]
+__all__ = ["spmd", "spmd_run", "run_body", "block_size", "check_counts", "labindex", "numlabs"]
 
 
 class _SkipBody(Exception):
@@ -40,7 +43,7 @@ def _write_back(frame: types.FrameType, values: dict[str, Any]) -> None:
         ctypes.pythonapi.PyFrame_LocalsToFast(ctypes.py_object(frame), ctypes.c_int(0))
 
 
-def _block_size(m: int | None, n: int | None, numlabs: int) -> int:
+def block_size(m: int | None, n: int | None, numlabs: int) -> int:
     """MATLAB: ``spmd(n)`` exactly n labs, ``spmd(m, n)`` at least m, at most n."""
     if m is None:
         return numlabs
@@ -53,7 +56,7 @@ def _block_size(m: int | None, n: int | None, numlabs: int) -> int:
     return min(n, numlabs)
 
 
-def _check_counts(m, n) -> None:
+def check_counts(m: Any, n: Any) -> None:
     for value in (m, n):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             raise ValueError(f"spmd takes whole numbers of labs >= 0, got {value!r}")
@@ -76,7 +79,7 @@ class spmd:
 
     def __init__(self, m: int | None = None, n: int | None = None, *, pool=None,
                  timeout: float | None = None):
-        _check_counts(m, n)
+        check_counts(m, n)
         self.m, self.n, self.pool, self.timeout = m, n, pool, check_timeout(timeout)
         self._frame: types.FrameType | None = None
 
@@ -90,7 +93,13 @@ class spmd:
             self._on_client = True
             return None
         self._on_client = False
-        self._results = self._run_on_labs(frame, body)
+        # An error (or Ctrl-C) while the labs run is raised from the body's first line,
+        # in the user's frame, so its traceback shows the user's code and no spmdlab frame.
+        self._error: BaseException | None = None
+        try:
+            self._results = self._run_on_labs(frame, body)
+        except (SpmdError, KeyboardInterrupt) as exc:
+            self._error = exc.with_traceback(None)
         self._old_trace = sys.gettrace()
         sys.settrace(lambda *args: None)  # turns tracing on, so the frame's f_trace fires
         frame.f_trace_opcodes = True
@@ -99,6 +108,8 @@ class spmd:
 
     def _skip(self, frame, event, arg):
         if event == "opcode":
+            if self._error is not None:
+                raise self._error
             raise _SkipBody
         return self._skip
 
@@ -107,17 +118,8 @@ class spmd:
 
         pool = self.pool if self.pool is not None else gcp()
         pool.ensure_running()
-        nlabs = _block_size(self.m, self.n, pool.numlabs)
-        local_vars, global_vars = frame.f_locals, frame.f_globals
-        inputs = {}
-        for name in body.reads:
-            if name in local_vars:
-                inputs[name] = local_vars[name]
-            elif name in global_vars:
-                inputs[name] = global_vars[name]
-        outcome = run_block(pool, source=body.source, filename=body.filename, firstlineno=body.firstlineno,
-                            inputs=inputs, outputs=body.writes, nlabs=nlabs, timeout=self.timeout)
-        return outcome.values
+        nlabs = block_size(self.m, self.n, pool.numlabs)
+        return run_body(pool, body, nlabs, frame.f_locals, frame.f_globals, timeout=self.timeout).values
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         frame, self._frame = self._frame, None
@@ -133,7 +135,29 @@ class spmd:
         if exc_type is _SkipBody:
             _write_back(frame, self._results)
             return True
+        if exc is not None and exc is self._error and tb is not None:
+            tb.tb_next = None  # drop this module's frame (the trace function raised it)
+        self._error = None
         return False
+
+
+def run_body(pool: Any, body: Any, nlabs: int, local_vars: Mapping[str, Any], global_vars: Mapping[str, Any],
+             timeout: float | None = None, sink: Callable[[int, str, str], None] | None = None,
+             echo: bool = False) -> Outcome:
+    """Run a checked ``Body`` on labs 1..nlabs with the client values it reads (looked
+    up in ``local_vars`` then ``global_vars``), with the live "running" line while it
+    runs. ``Outcome.values``: the names it assigns, as Composites or distributed arrays;
+    ``Outcome.replies``: the labs' replies. ``sink`` receives lab output."""
+    inputs = {}
+    for name in body.reads:
+        if name in local_vars:
+            inputs[name] = local_vars[name]
+        elif name in global_vars:
+            inputs[name] = global_vars[name]
+    with Progress(nlabs) as progress:
+        return run_block(pool, source=body.source, filename=body.filename, firstlineno=body.firstlineno,
+                         inputs=inputs, outputs=body.writes, nlabs=nlabs, timeout=timeout, echo=echo,
+                         sink=progress.wrap(sink or print_sink))
 
 
 def spmd_run(fn: Callable, *args: Any, n: int | None = None, pool: Any = None, timeout: float | None = None,
@@ -153,12 +177,17 @@ def spmd_run(fn: Callable, *args: Any, n: int | None = None, pool: Any = None, t
     timeout = check_timeout(timeout)
     pool = pool if pool is not None else gcp()
     pool.ensure_running()
-    nlabs = _block_size(n, None, pool.numlabs)
+    nlabs = block_size(n, None, pool.numlabs)
     inputs = {f"a{i}": arg for i, arg in enumerate(args)}
     inputs.update({f"k_{name}": arg for name, arg in kwargs.items()})
     call = (fn, tuple(Ref(f"a{i}") for i in range(len(args))), {name: Ref(f"k_{name}") for name in kwargs})
-    outcome = run_block(pool, call=call, filename="<spmd_run>", inputs=inputs, outputs=["ans"], nlabs=nlabs,
-                        timeout=timeout)
+    try:
+        with Progress(nlabs) as progress:
+            outcome = run_block(pool, call=call, filename="<spmd_run>", inputs=inputs, outputs=["ans"],
+                                nlabs=nlabs, timeout=timeout, sink=progress.wrap(print_sink))
+    except (SpmdError, KeyboardInterrupt) as exc:
+        # shown from here: the caller's line, not the pool's internals
+        raise exc.with_traceback(None) from None
     return outcome.values.get("ans")
 
 

@@ -123,12 +123,18 @@ def pool2(pools):
     return pools(2)
 
 
+def child_pythonpath() -> str:
+    """PYTHONPATH for a child interpreter (script, kernel, IPython): the checkout first,
+    then this session's own (which makes ``spmdlab_repl`` importable from a bare checkout)."""
+    return ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")
+
+
 def run_script(code: str, timeout: float = 60, **kwargs) -> subprocess.CompletedProcess:
     """Run ``code`` as a script file in a fresh interpreter (cwd: a temp dir)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "script.py")
         with open(path, "w") as f:
             f.write(code)
-        env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        env = dict(os.environ, PYTHONPATH=child_pythonpath())
         return subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=timeout,
                               cwd=tmp, env=env, **kwargs)

@@ -710,7 +710,7 @@ def test_array_from_another_block_size_is_rejected_on_every_lab(pools):
     with pytest.raises(SpmdError) as info:
         with spmd(2, pool=pool, timeout=60):
             s = D.sum()
-    assert str(info.value).startswith("Error detected on labs 1-2"), str(info.value)
+    assert str(info.value).startswith("Error detected on labs 1 and 2"), str(info.value)
     assert "distributed over 4 labs but this block runs on 2" in str(info.value)
 
 

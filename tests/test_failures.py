@@ -34,7 +34,7 @@ def test_one_lab_raises_while_others_wait(pool4, wait):
     text = str(info.value)
     assert text.startswith("Error detected on lab 2:\n")
     assert 'raise ValueError("bad value on two")' in text
-    assert "\nValueError: bad value on two\n\nStopped after the error:\n" in text
+    assert "\nValueError: bad value on two\n\nLabs 1, 3 and 4 were stopped because of this error:\n" in text
     assert list(info.value.errors) == [2]
     assert isinstance(info.value.errors[2].exception, ValueError)
     still_works(pool4)
@@ -60,8 +60,8 @@ def test_identical_errors_collapse_and_distinct_ones_are_listed(pool4):
             labBarrier()
             raise KeyError(labindex() % 2)
     text = str(info.value)
-    assert "Error detected on labs 1, 3:" in text and "KeyError: 1" in text
-    assert "Error detected on labs 2, 4:" in text and "KeyError: 0" in text
+    assert "Error detected on labs 1 and 3:" in text and "KeyError: 1" in text
+    assert "Error detected on labs 2 and 4:" in text and "KeyError: 0" in text
     still_works(pool4)
 
 
@@ -270,7 +270,7 @@ def test_error_while_other_labs_block_in_raw_mpi_does_not_hang(monkeypatch):
         assert time.monotonic() - start < 10
         assert "Error detected on lab 2:" in str(info.value)
         assert list(info.value.errors) == [2]
-        with pytest.warns(RuntimeWarning, match=r"labs 1, 3 did not stop after the error \(busy in "
+        with pytest.warns(RuntimeWarning, match=r"labs 1 and 3 did not stop after the error \(busy in "
                                                 r"compiled code\); restarting the pool\."):
             still_works(pool)
         # with timeout=, the error's wait for the other labs ends with the timeout

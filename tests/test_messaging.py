@@ -158,7 +158,7 @@ def test_bad_arguments_give_clear_errors(pool2, stmt, message):
         with spmd(pool=pool2):
             exec(stmt, dict(vars(spmdlab)))
     text = str(info.value)
-    assert text.startswith("Error detected on labs 1-2:")
+    assert text.startswith("Error detected on labs 1 and 2:")
     assert message in text
     assert "spmdlab/" not in text  # only the user's part of the traceback
     with spmd(pool=pool2):

@@ -34,6 +34,7 @@ pytestmark = pytest.mark.nompi  # pure logic: no MPI, no lab
     ("pmode", Command("help")),
     ("pmode layout grid", Command("layout", layout="grid")),
     ("pmode layout", Command("layout")),
+    ("pmode layout D", Command("layoutmap", labvar="D")),
     ("pmode restart", Command("restart")),
     ("pmode client y = [1, 2]  ", Command("client", code="y = [1, 2]")),
     ("pmode client x", Command("client", code="x")),
@@ -56,7 +57,8 @@ def test_python_code_is_not_a_command(line):
     ("pmode lab2client 1x 2", "Python variable name"),
     ("pmode client2lab y a:b", "cannot read 'a:b' as labs"),
     ("pmode client2lab y 2 for", "Python variable name"),
-    ("pmode layout columns", "usage: pmode layout grid|stacked"),
+    ("pmode layout grid D", "usage: pmode layout grid|stacked"),
+    ("pmode layout 3x", "usage: pmode layout grid|stacked"),
     ("pmode frobnicate", "unknown command 'pmode frobnicate'"),
     ("pmode client", "usage: pmode client"),
     ("pmode exit now", "takes no arguments"),
@@ -662,7 +664,7 @@ def test_lab2client_and_client2lab_round_trip(session):
     assert session.client_ns["y"] == 30
     assert run(session, "pmode client y") == "30\n"
     run(session, "pmode client z = y + 1")
-    assert "Client variable z is now w on labs 1-2" in run(session, "pmode client2lab z 1:2 w")
+    assert "Client variable z is now w on labs 1 and 2" in run(session, "pmode client2lab z 1:2 w")
     assert session.pool.ws[1]["w"] == 31 and session.pool.ws[2]["w"] == 31
     assert "w" not in session.pool.ws[3] and "__spmdlab_client2lab" not in session.pool.ws[3]
     assert "__spmdlab_client2lab" not in session.pool.ws[1]
@@ -861,3 +863,16 @@ def test_client_console_warnings_about_typed_input_are_one_line():
     buf = io.StringIO()
     ClientConsole.show_warning(UserWarning("x"), UserWarning, "/tmp/mine.py", 7, buf, "warn()")
     assert buf.getvalue() == "/tmp/mine.py:7: UserWarning: x\n  warn()\n"  # other warnings as Python shows them
+
+
+@pytest.mark.parametrize("source, start", [
+    ("with spmd():\n    x = 1\n", "pmode input already runs on every lab"),
+    ("with spmdlab.spmd(2):\n    x = 1\n", "pmode input already runs on every lab"),
+    ("parpool(4)", "pmode already has its pool of labs"),
+    ("pool = spmdlab.parpool(2)", "pmode already has its pool of labs"),
+    ("x = spmd_result + 1", None),
+    ("print('with spmd():')", None),
+])
+def test_lab_hint_for_client_habits(source, start):
+    hint = commands.lab_hint(source)
+    assert (hint is None) if start is None else hint.startswith(start)

@@ -49,7 +49,7 @@ def test_a_lab_exceptions_the_client_cannot_rebuild_arrive_as_text(pool2, tmp_pa
                     pass
 
                 raise Oops(f"made in the block {labindex() * 0}")
-        assert str(info.value).startswith(f'Error detected on labs 1-2:\nTraceback (most recent call last):\n'
+        assert str(info.value).startswith(f'Error detected on labs 1 and 2:\nTraceback (most recent call last):\n'
                                           f'  File "{__file__}", line ')
         assert str(info.value).endswith('    raise Oops(f"made in the block {labindex() * 0}")\n'
                                         'Oops: made in the block 0')
@@ -64,7 +64,7 @@ def test_a_lab_exceptions_the_client_cannot_rebuild_arrive_as_text(pool2, tmp_pa
                 import twoargs_mod
 
                 raise twoargs_mod.TwoArgs(1, 2)
-        assert str(info.value).startswith("Error detected on labs 1-2:\nTraceback (most recent call last):\n")
+        assert str(info.value).startswith("Error detected on labs 1 and 2:\nTraceback (most recent call last):\n")
         assert str(info.value).endswith("    raise twoargs_mod.TwoArgs(1, 2)\nTwoArgs: 1+2")
         assert info.value.errors[2].exception is None  # TwoArgs("1+2") cannot be called
         still_works(pool2)
@@ -143,7 +143,7 @@ def test_c_a_client_value_the_labs_cannot_unpickle_names_the_module(pool2, tmp_p
             with spmd(pool=pool2):
                 got = thing  # noqa: F841
         assert str(info.value) == (
-            "Error detected on labs 1-2:\nSpmdError: the lab could not unpickle what the client sent: "
+            "Error detected on labs 1 and 2:\nSpmdError: the lab could not unpickle what the client sent: "
             "ModuleNotFoundError: No module named 'clientonly_mod'")
         c = spmdlab.Composite(pool=pool2)
         with pytest.raises(SpmdError) as info:
@@ -252,7 +252,7 @@ def test_f_spmd_reached_on_a_lab_is_one_clear_error(pool2):
         with spmd(pool=pool2):
             _inner()
     text = str(info.value)
-    assert text.startswith("Error detected on labs 1-2:\n")
+    assert text.startswith("Error detected on labs 1 and 2:\n")
     assert text.endswith("RuntimeError: nested spmd: with spmd() was reached inside an spmd block, on a lab; "
                          "spmd blocks cannot be nested (run the inner code directly, it already runs on every lab)")
     assert "    _inner()" in text and "spmdlab/" not in text
@@ -395,7 +395,7 @@ def test_j_k_ctrl_c_says_where_labs_waited_and_a_second_one_while_draining_recov
     assert lines[1] == "NEXT 11 12"
     assert lines[2] == ("FIRST 'the labs were interrupted:\\n  lab 2: busy and not stopping (in compiled code?)'")
     assert lines[3] in ("SECOND INTERRUPTED", "SECOND RAN 100 200")
-    assert lines[4] == "WARNINGS ['labs 2 did not stop after Ctrl-C; restarting the pool.']", \
+    assert lines[4] == "WARNINGS ['lab 2 did not stop after Ctrl-C; restarting the pool.']", \
         result.stdout + result.stderr
     assert lines[5].startswith("AFTER 1001 1002 ")
     assert "Traceback" not in result.stderr, result.stderr
@@ -411,7 +411,7 @@ def test_k_an_error_says_where_the_other_labs_were_waiting(pool4):
             else:
                 labReceive(2)
     assert str(info.value).endswith(
-        "ValueError: two fails\n\nStopped after the error:\n"
+        "ValueError: two fails\n\nLabs 1, 3 and 4 were stopped because of this error:\n"
         "  lab 1: waiting in labReceive(source=2, tag=any)\n"
         "  lab 3: waiting in labReceive(source=4, tag=5)\n"
         "  lab 4: waiting in labReceive(source=2, tag=any)")

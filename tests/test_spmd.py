@@ -1,5 +1,6 @@
 """`with spmd():` blocks on real pools: transparency, write-back, lab subsets, source checks."""
 import os
+import re
 import subprocess
 import sys
 
@@ -212,16 +213,23 @@ with spmd():
 print("N", n[1], gcp().numlabs)
 """)
     assert "N 3 3" in result.stdout, result.stderr
+    assert re.fullmatch(r"Starting parallel pool with 3 labs \.\.\. connected in \d+\.\d s\n", result.stderr)
+    quiet = run_script("import os\nos.environ['SPMDLAB_NUM_LABS'] = '2'\nos.environ['SPMDLAB_QUIET'] = '1'\n"
+                       "from spmdlab import spmd\nwith spmd():\n    pass\n")
+    assert quiet.returncode == 0 and quiet.stderr == ""
 
 
 def test_parpool_context_manager_gcp_and_tcp():
-    with spmdlab.parpool(2, host="127.0.0.1") as pool:
+    if spmdlab.gcp("nocreate") is not None:  # a second parpool raises, as in MATLAB
+        with pytest.raises(spmdlab.PoolError, match="already open; close it first"):
+            spmdlab.parpool(2)
+    with spmdlab.parpool(2, host="127.0.0.1", replace=True) as pool:
         assert spmdlab.gcp() is pool and pool.NumWorkers == 2
         with spmd():
             v = labindex()
         assert list(v) == [1, 2]
     assert pool.state == "closed"
-    assert spmdlab.gcp(create=False) is None
+    assert spmdlab.gcp(create=False) is None and spmdlab.gcp("nocreate") is None
     with pytest.raises(ValueError, match="positive whole number"):
         spmdlab.parpool(0)
     with pytest.raises(TypeError, match="unknown pool option 'bogus'"):

@@ -13,6 +13,9 @@ Nothing here imports MPI: at the client arrays behave as on a pool of one lab.
 from __future__ import annotations
 
 import math
+import os
+import sys
+from types import FrameType
 from typing import Any, Optional, Tuple, Type, TypeVar
 
 import numpy as np
@@ -22,6 +25,8 @@ from ..codistributor import Codistributor, codistributor1d, codistributor2dbc
 
 __all__ = ["NOVALUE", "CODISTRIBUTORS", "CodistArray", "here", "numlabs_of", "check_codist_arg",
            "complete", "check_dtype", "need", "layout_text", "describe"]
+
+_LIBRARY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # spmdlab/
 
 NOVALUE: Any = np._NoValue  # numpy's "argument not given" marker
 
@@ -151,7 +156,25 @@ class CodistArray:
     def __deepcopy__(self: A, memo: Any) -> A:
         return self.copy()
 
-    def _describe(self, name: str = "D") -> str:
+    def _bound_name(self) -> str:
+        """The name this array is bound to where it is shown (the first frame outside
+        spmdlab, else the running block's names); ``ans`` when it has none."""
+        frame: FrameType | None = sys._getframe(1)
+        while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_LIBRARY_DIR + os.sep):
+            frame = frame.f_back
+        spaces = [frame.f_locals, frame.f_globals] if frame is not None else []
+        if runtime.state.namespace is not None:
+            spaces.append(runtime.state.namespace)
+        for space in spaces:
+            for key, value in list(space.items()):
+                if value is self and not key.startswith("_"):
+                    return key
+        return "ans"
+
+    def _describe(self, name: str | None = None) -> str:
+        """``This lab stores E[0:3].``: this lab's slice, under the name the array is bound
+        to (``_bound_name``) unless ``name`` is given."""
+        name = self._bound_name() if name is None else name
         lab = runtime.state.index if runtime.state.size == numlabs_of(self._codist) else 1
         return self._codist.describe_slice(lab, numlabs_of(self._codist), name)
 

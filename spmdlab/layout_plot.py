@@ -1,0 +1,224 @@
+"""Pictures of a layout: which lab owns which part of a distributed array.
+
+:func:`ownership` is the pure part: from a complete codistributor it computes the
+array's blocks (edges in global indices) and the lab that owns each, with no MPI and no
+matplotlib. :func:`plot_layout` draws it with matplotlib (an optional extra,
+``pip install "spmdlab[plot]"``); :func:`layout_svg` draws it as a small SVG for
+notebook displays; :func:`layout_text` as coloured text for the ``pmode`` REPL.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Ownership", "ownership", "plot_layout", "layout_svg", "layout_text", "lab_color", "LAB_COLORS"]
+
+# One colour per lab (matplotlib's tab10, then tab20's light shades): labs 1..20.
+LAB_COLORS = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94",
+    "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5",
+]
+# The nearest of the 256 xterm colours, for the REPL's map.
+_TERM_COLORS = [25, 208, 34, 160, 97, 94, 176, 244, 142, 38, 152, 222, 150, 217, 182, 181, 218, 251, 187, 153]
+
+
+def lab_color(lab: int) -> str:
+    """The colour of lab ``lab`` (1-based) as ``#rrggbb``; repeats after 20 labs."""
+    return LAB_COLORS[(lab - 1) % len(LAB_COLORS)]
+
+
+@dataclass
+class Ownership:
+    """Blocks of a 2-D picture of an array: ``owners[i, j]`` (1-based lab) owns rows
+    ``row_edges[i]:row_edges[i+1]`` and columns ``col_edges[j]:col_edges[j+1]``.
+    A 1-D array is drawn as one row (``shape`` keeps its real shape)."""
+
+    shape: tuple[int, ...]
+    row_edges: np.ndarray
+    col_edges: np.ndarray
+    owners: np.ndarray
+    kind: str  # "1d" or "2dbc"
+    numlabs: int
+
+
+def _runs_1d(partition: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    edges = np.concatenate([[0], np.cumsum(partition)]).astype(np.int64)
+    labs = np.arange(1, len(partition) + 1)
+    keep = np.diff(edges) > 0  # labs that own nothing have no block
+    return np.concatenate([edges[:-1][keep], edges[-1:]]), labs[keep]
+
+
+def ownership(codist: Any, shape: tuple[int, ...] | None = None) -> Ownership:
+    """Who owns which block, for a complete codistributor (or one plus ``shape``).
+
+    >>> from spmdlab import codistributor1d
+    >>> o = ownership(codistributor1d(2, [2, 3], (4, 5)))
+    >>> o.col_edges.tolist(), o.owners.tolist()
+    ([0, 2, 5], [[1, 2]])
+    """
+    from . import codistributor1d, codistributor2dbc
+
+    size = tuple(codist.GlobalSize) if codist.GlobalSize is not None else shape
+    if size is None:
+        raise ValueError("plot_layout needs a codistributor with a global size (gsize=...) or a distributed array")
+    size = tuple(int(s) for s in size)
+    if len(size) not in (1, 2):
+        raise ValueError(f"plot_layout draws 1-D and 2-D arrays, not shape {size}")
+    rows, cols = (1, size[0]) if len(size) == 1 else size
+    if isinstance(codist, codistributor1d):
+        partition = codist.Partition
+        dim = codist.Dimension
+        if partition is None or dim is None:
+            raise ValueError("plot_layout needs a complete codistributor1d (its Partition and Dimension set)")
+        edges, labs = _runs_1d(list(partition))
+        whole = lambda n: np.array([0, n], dtype=np.int64)  # noqa: E731
+        if len(size) == 1 or dim == 2:
+            return Ownership(size, whole(rows), edges, labs[None, :], "1d", len(partition))
+        return Ownership(size, edges, whole(cols), labs[:, None], "1d", len(partition))
+    if isinstance(codist, codistributor2dbc):
+        if len(size) != 2:
+            raise ValueError("a codistributor2dbc lays out 2-D arrays only")
+        r, c = codist.LabGrid if codist.LabGrid is not None else (None, None)
+        if r is None:
+            raise ValueError("plot_layout needs a codistributor2dbc with its LabGrid set")
+        b = codist.BlockSize
+        row_edges = np.append(np.arange(0, rows, b), rows).astype(np.int64)
+        col_edges = np.append(np.arange(0, cols, b), cols).astype(np.int64)
+        pr = (np.arange(len(row_edges) - 1) % r)[:, None]
+        pc = (np.arange(len(col_edges) - 1) % c)[None, :]
+        if codist.Orientation == "row":
+            owners = pr * c + pc + 1
+        else:
+            owners = pc * r + pr + 1
+        return Ownership(size, row_edges, col_edges, owners, "2dbc", r * c)
+    raise TypeError(f"plot_layout takes a distributed array or a codistributor, got {type(codist).__name__}")
+
+
+def _of(obj: Any) -> Ownership:
+    from .distributed import distributed
+
+    if isinstance(obj, distributed):
+        return ownership(obj.codistributor, obj.shape)
+    if isinstance(obj, Ownership):
+        return obj
+    return ownership(obj)
+
+
+def _range_ticks(edges: np.ndarray, limit: int = 12) -> tuple[list[float], list[str]]:
+    """Tick positions at block centres labelled with their global index ranges."""
+    n = len(edges) - 1
+    step = max(1, -(-n // limit))
+    pos, text = [], []
+    for i in range(0, n, step):
+        lo, hi = int(edges[i]), int(edges[i + 1])
+        pos.append((lo + hi) / 2)
+        text.append(f"{lo}:{hi}")
+    return pos, text
+
+
+def plot_layout(obj: Any, ax: Any = None, title: str | None = None) -> Any:
+    """A matplotlib figure of who owns what: one colour per lab, the lab number in each
+    block, block borders for 2dbc, the global index ranges (0-based, ``lo:hi``) on the axes.
+
+    ``obj``: a client ``distributed`` array, or a codistributor with a global size.
+    ``ax``: draw into these axes instead of a new figure. Returns the figure.
+    """
+    try:
+        from matplotlib.colors import ListedColormap
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ImportError('plot_layout needs matplotlib: pip install "spmdlab[plot]" '
+                          "(or pip install matplotlib)") from None
+    o = _of(obj)
+    if ax is None:
+        fig = Figure(figsize=(6, 6 if len(o.shape) == 2 and o.shape[0] > 1 else 1.6))
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    colors = ListedColormap([lab_color(lab) for lab in range(1, o.numlabs + 1)])
+    border = ({"edgecolors": "black", "linewidth": 0.8} if o.kind == "2dbc"
+              else {"edgecolors": "white", "linewidth": 1.5})
+    ax.pcolormesh(o.col_edges, o.row_edges, o.owners - 1, cmap=colors, vmin=-0.5, vmax=o.numlabs - 0.5,
+                  shading="flat", **border)
+    ax.set_xlim(0, o.col_edges[-1])
+    ax.set_ylim(o.row_edges[-1], 0)  # row 0 at the top, as the array prints
+    if o.owners.size <= 400:
+        for i in range(o.owners.shape[0]):
+            for j in range(o.owners.shape[1]):
+                x = (o.col_edges[j] + o.col_edges[j + 1]) / 2
+                y = (o.row_edges[i] + o.row_edges[i + 1]) / 2
+                ax.text(x, y, str(o.owners[i, j]), ha="center", va="center", color="white",
+                        fontweight="bold", fontsize=9 if o.owners.size > 64 else 12)
+    ax.set_xticks(*_range_ticks(o.col_edges))
+    if len(o.shape) == 2:
+        ax.set_yticks(*_range_ticks(o.row_edges))
+        ax.set_ylabel("rows")
+        ax.set_xlabel("columns")
+    else:
+        ax.set_yticks([])
+        ax.set_xlabel("elements")
+    ax.tick_params(axis="x", labelrotation=45 if len(o.col_edges) > 6 else 0, labelsize=8)
+    ax.tick_params(axis="y", labelsize=8)
+    kind = "codistributor1d" if o.kind == "1d" else "codistributor2dbc"
+    ax.set_title(title if title is not None else f"shape {o.shape}, {kind} over {o.numlabs} labs")
+    fig.tight_layout()
+    return fig
+
+
+def layout_svg(obj: Any, width: int = 240) -> str:
+    """The layout as a small inline SVG (no matplotlib needed), for notebook displays."""
+    o = _of(obj)
+    rows, cols = int(o.row_edges[-1]), int(o.col_edges[-1])
+    height = max(16, min(width, round(width * rows / max(cols, 1)))) if len(o.shape) == 2 else 24
+    sx, sy = width / max(cols, 1), height / max(rows, 1)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}">']
+    stroke = "black" if o.kind == "2dbc" else "white"
+    small = o.owners.size > 400
+    for i in range(o.owners.shape[0]):
+        for j in range(o.owners.shape[1]):
+            x, y = o.col_edges[j] * sx, o.row_edges[i] * sy
+            w, h = (o.col_edges[j + 1] - o.col_edges[j]) * sx, (o.row_edges[i + 1] - o.row_edges[i]) * sy
+            lab = int(o.owners[i, j])
+            out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" fill="{lab_color(lab)}" '
+                       f'stroke="{stroke}" stroke-width="{0 if small else 0.5}"><title>lab {lab}</title></rect>')
+            if not small and min(w, h) >= 10:
+                out.append(f'<text x="{x + w / 2:.1f}" y="{y + h / 2:.1f}" fill="white" '
+                           f'font-size="{min(12, h * 0.7):.0f}" '
+                           f'text-anchor="middle" dominant-baseline="central">{lab}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def layout_text(obj: Any, width: int = 60, height: int = 16, color: bool = True) -> str:
+    """The layout as text for a terminal: one character cell per part of the array,
+    the owning lab's number on its colour (256-colour ANSI), plus a legend of ranges."""
+    o = _of(obj)
+    rows, cols = int(o.row_edges[-1]), int(o.col_edges[-1])
+    ncols = max(1, min(width, cols))
+    nrows = max(1, min(height, rows)) if len(o.shape) == 2 else 1
+    ri = np.searchsorted(o.row_edges, (np.arange(nrows) + 0.5) * rows / nrows, side="right") - 1
+    ci = np.searchsorted(o.col_edges, (np.arange(ncols) + 0.5) * cols / ncols, side="right") - 1
+    grid = o.owners[np.clip(ri, 0, o.owners.shape[0] - 1)][:, np.clip(ci, 0, o.owners.shape[1] - 1)]
+    lines = []
+    for row in grid:
+        cells = []
+        for lab in row:
+            mark = str(lab % 10) if lab < 10 or o.numlabs < 10 else chr(ord("a") + (lab - 10) % 26)
+            if color:
+                cells.append(f"\x1b[48;5;{_TERM_COLORS[(lab - 1) % 20]}m\x1b[97m{mark}\x1b[0m")
+            else:
+                cells.append(mark)
+        lines.append("".join(cells))
+    kind = "codistributor1d" if o.kind == "1d" else f"codistributor2dbc, blocks of {int(o.row_edges[1])}"
+    lines.append(f"shape {o.shape}, {kind} over {o.numlabs} labs")
+    if o.kind == "1d":
+        axis_edges = o.col_edges if o.owners.shape[0] == 1 else o.row_edges
+        what = ("columns" if (o.owners.shape[0] == 1 and len(o.shape) == 2)
+                else ("elements" if len(o.shape) == 1 else "rows"))
+        for k, lab in enumerate(o.owners.ravel()):
+            lines.append(f"  lab {lab}: {what} {axis_edges[k]}:{axis_edges[k + 1]}")
+    return "\n".join(lines) + "\n"
