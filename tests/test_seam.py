@@ -431,10 +431,15 @@ from spmdlab import spmd, labindex
 pool = spmdlab.parpool(2)
 big = np.ones(8_000_000)
 for delay in (0.002, 0.01, 0.03, 0.06):
-    threading.Timer(delay, os.kill, (os.getpid(), signal.SIGINT)).start()
+    timer = threading.Timer(delay, os.kill, (os.getpid(), signal.SIGINT))
     try:
-        with spmd():
-            s = float(big.sum())
+        try:  # the timer starts, and is done, inside the try: its SIGINT never lands outside
+            timer.start()
+            with spmd():
+                s = float(big.sum())
+        finally:
+            timer.cancel()
+            timer.join()
         print("RAN", s[1], s[2])
     except KeyboardInterrupt:
         print("INTERRUPTED")
