@@ -33,7 +33,7 @@ __all__ = ["numroc", "owner", "g2l", "l2g", "local_before", "ProcessGrid", "to_2
 
 # Block size the factorizations redistribute to when the input is not 2dbc already
 # (chosen from benchmarks/bench_linalg.py's block-size table).
-DEFAULT_BLOCKSIZE = 128
+DEFAULT_BLOCKSIZE = 64
 
 # Started broadcasts not yet waited for (request, buffer); one abandoned by an abort
 # stays here for good, so its buffer is never freed under MPI.
