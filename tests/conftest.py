@@ -37,11 +37,13 @@ SESSION_MARK = f"{os.getpid()}-{time.time_ns()}"
 os.environ["SPMDLAB_TEST_SESSION"] = SESSION_MARK
 
 
-def marked_processes() -> list[str]:
+def processes_with(variable: str, value: str, skip_self: bool = True) -> list[str]:
+    """Live (not zombie) processes whose environment holds ``variable=value``, as
+    ``"pid: command line"``."""
     found = []
-    needle = f"SPMDLAB_TEST_SESSION={SESSION_MARK}".encode()
+    needle = f"{variable}={value}".encode()
     for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
+        if not entry.isdigit() or (skip_self and int(entry) == os.getpid()):
             continue
         try:
             with open(f"/proc/{entry}/environ", "rb") as f:
@@ -56,6 +58,11 @@ def marked_processes() -> list[str]:
         except OSError:
             continue
     return found
+
+
+def marked_processes() -> list[str]:
+    """The live processes this test session started."""
+    return processes_with("SPMDLAB_TEST_SESSION", SESSION_MARK)
 
 
 @pytest.fixture(scope="module", autouse=True)

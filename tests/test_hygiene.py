@@ -14,7 +14,7 @@ import uuid
 import cloudpickle
 import numpy as np
 import pytest
-from conftest import ROOT
+from conftest import ROOT, processes_with
 
 import spmdlab
 from spmdlab import (
@@ -35,24 +35,7 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 def _marked(mark: str) -> list[str]:
     """Live processes whose environment holds ``SPMDLAB_HYGIENE=mark``."""
-    found = []
-    needle = f"SPMDLAB_HYGIENE={mark}".encode()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if needle not in f.read().split(b"\0"):
-                    continue
-            with open(f"/proc/{entry}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    continue
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                args = f.read().replace(b"\0", b" ").decode(errors="replace")
-            found.append(f"{entry}: {args}")
-        except OSError:
-            continue
-    return found
+    return processes_with("SPMDLAB_HYGIENE", mark, skip_self=False)
 
 
 def _start_client(script: str, tmp_path, extra_env=None) -> tuple[subprocess.Popen, str]:
