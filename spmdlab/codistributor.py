@@ -12,141 +12,64 @@ lab's local part of a global array ``A``.
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import runtime  # no MPI: only the running block's numlabs() for MATLAB's defaults
 from .checks import check_lab, check_numlabs, dim_to_axis, is_int
+from .codistributor_blocks import codistributorBlocks
+from .codistributor_chunks import codistributorChunks
+from .layoutbase import (
+    IndexLike,
+    LayoutBase,
+    Piece,
+    Selection,
+    check_gsize,
+    index_out,
+    int_array,
+    normalize_index,
+    numroc,
+    runs_text,
+)
 
-__all__ = ["codistributor1d", "codistributor2dbc", "codistributor", "Codistributor", "numroc"]
+__all__ = ["codistributor1d", "codistributor2dbc", "codistributor", "Codistributor", "Layout", "numroc",
+           "Selection", "codistributorBlocks", "codistributorChunks"]
 
-IndexLike = Union[int, np.ndarray, Sequence[Any]]
-
-
-def numroc(n: int, nb: int, iproc: int, nprocs: int) -> int:
-    """How many of the global indices ``0..n-1``, dealt in blocks of ``nb`` round-robin
-    over ``nprocs`` grid coordinates, coordinate ``iproc`` owns (ScaLAPACK's NUMROC with
-    source process 0).
-
-    >>> numroc(10, 3, 0, 2), numroc(10, 3, 1, 2)
-    (6, 4)
-    """
-    blocks, extra = divmod(n, nb)
-    rounds, rest = divmod(blocks, nprocs)
-    count = rounds * nb
-    if iproc < rest:
-        count += nb
-    elif iproc == rest:
-        count += extra
-    return count
-Selection = Union[slice, np.ndarray]
 _ZERO_D = "codistributor1d cannot distribute a 0-d array (use shape (1,) or (1, 1))"
 
 
-# --------------------------------------------------------------------------- helpers
-def _check_gsize(gsize: Any) -> Tuple[int, ...]:
-    if is_int(gsize):
-        gsize = (gsize,)
-    try:
-        g = tuple(gsize)
-    except TypeError:
-        raise TypeError(f"gsize must be a sequence of non-negative integers, got {gsize!r}") from None
-    if not all(is_int(s) and s >= 0 for s in g):
-        raise ValueError(f"gsize must contain non-negative integers, got {gsize!r}")
-    return tuple(int(s) for s in g)
-
-
-def _int_array(i: Any) -> np.ndarray:
-    a = np.asarray(i)
-    if a.dtype == bool or not np.issubdtype(a.dtype, np.integer):
-        raise TypeError(f"indices must be integers, got {i!r}")
-    return a.astype(np.int64, copy=False)
-
-
-def _normalize_index(i: Any, size: int, dim: int) -> np.ndarray:
-    """Global 0-based index (scalar or array; negatives count from the end) → int64 array."""
-    a = _int_array(i)
-    if a.size and (a.min() < -size or a.max() >= size):
-        bad = a[(a < -size) | (a >= size)].flat[0]
-        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
-    return np.where(a < 0, a + size, a)
-
-
-def _out(a: Any, *likes: Any) -> Union[int, np.ndarray]:
-    """A Python int when every input in ``likes`` was a scalar, else an int64 array."""
-    return int(a) if all(np.ndim(x) == 0 for x in likes) else np.asarray(a, dtype=np.int64)
-
-
-def _runs(idx: np.ndarray) -> str:
-    """'[0:3, 6:8]' for the contiguous runs in a sorted index array."""
-    if idx.size == 0:
-        return "[]"
-    breaks = np.flatnonzero(np.diff(idx) != 1) + 1
-    starts = np.concatenate(([0], breaks))
-    ends = np.concatenate((breaks, [idx.size]))
-    parts = [f"{idx[s]}:{idx[e - 1] + 1}" for s, e in zip(starts, ends)]
-    if len(parts) > 4:
-        parts = parts[:2] + ["..."] + parts[-1:]
-        return "[" + ", ".join(parts) + f"] ({len(starts)} blocks)"
-    return "[" + ", ".join(parts) + "]"
-
-
-class _Base:
-    GlobalSize: Optional[Tuple[int, ...]]
-
-    def _key(self) -> tuple:
-        raise NotImplementedError
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash((type(self).__name__,) + self._key())
-
-    def _ndim(self) -> int:
-        return len(self.GlobalSize)
-
-    def _resolve_dim(self, dim: Any, axis: Any) -> int:
-        return dim_to_axis(dim, axis, self._ndim()) + 1
-
-    def localIndices(self, lab: int, numlabs: int) -> Tuple[np.ndarray, ...]:
-        """Per-dimension 0-based global indices stored by ``lab``, in local order."""
-        c = self._ready(numlabs)
-        return tuple(c.globalIndices(d + 1, lab, numlabs) for d in range(c._ndim()))
-
-    def localShape(self, lab: int, numlabs: int) -> Tuple[int, ...]:
-        """Shape of the local part stored by ``lab`` (arithmetic, no index arrays)."""
-        raise NotImplementedError
-
-    def localSelection(self, lab: int, numlabs: int) -> Tuple[Selection, ...]:
-        """Per dimension, the global indices ``lab`` stores, in local order: a ``slice``
-        (step 1) where they are one contiguous range, else an increasing int64 array.
-        ``A[region(sel)]``-style code uses it to avoid index arrays proportional to the
-        array size (1-D layouts are all slices)."""
-        raise NotImplementedError
-
-
 # --------------------------------------------------------------------------- 1-D
-class codistributor1d(_Base):
+class codistributor1d(LayoutBase):
     """Distribute an N-D array along one dimension in contiguous chunks.
 
-    ``codistributor1d(dim=None, partition=None, gsize=None, *, axis=None)``:
+    ``codistributor1d(dim=None, partition=None, gsize=None, *, axis=None, halo=0)``:
     ``dim`` is 1-based as in MATLAB (``axis`` the 0-based alternative, negative
     allowed); the default dimension is the last non-singleton one of ``gsize``;
     the default partition is :meth:`defaultPartition`.  A ``dim`` beyond the
     array's number of dimensions is rejected (ValueError), not treated as a
     trailing singleton.
+
+    ``halo=w``: each lab also stores up to ``w`` elements of its neighbours on each
+    side along Dimension (clipped at the array's ends; a lab with an empty partition
+    stores nothing). The local part, ``localShape``/``localSelection``/``globalIndices``
+    and ``globalToLocal``/``localToGlobal`` then refer to the stored range; ownership
+    (``ownerOf``, ``ownedPieces``) stays the partition's.
+
+    >>> c = codistributor1d(1, [3, 3], (6,), halo=1)
+    >>> c.localSlices(1, 2), c.localSlices(2, 2)
+    ((slice(0, 4, None),), (slice(2, 6, None),))
     """
 
     unsetDimension = None
     unsetPartition = None
 
     def __init__(self, dim: Optional[int] = None, partition: Optional[Sequence[int]] = None,
-                 gsize: Optional[Sequence[int]] = None, *, axis: Optional[int] = None) -> None:
-        self._gsize = None if gsize is None else _check_gsize(gsize)
+                 gsize: Optional[Sequence[int]] = None, *, axis: Optional[int] = None, halo: int = 0) -> None:
+        if not is_int(halo) or halo < 0:
+            raise ValueError(f"halo must be a non-negative integer, got {halo!r}")
+        self._halo = int(halo)
+        self._gsize = None if gsize is None else check_gsize(gsize)
         ndim = None if self._gsize is None else len(self._gsize)
         if ndim == 0:
             raise ValueError(_ZERO_D)
@@ -183,14 +106,26 @@ class codistributor1d(_Base):
         """Global shape, or None if not yet known."""
         return self._gsize
 
+    @property
+    def Halo(self) -> int:
+        """Halo width: elements stored beyond the partition on each side along Dimension."""
+        return self._halo
+
+    @property
+    def NumLabs(self) -> Optional[int]:
+        """Number of labs (``len(Partition)``) of a complete layout, else None."""
+        return len(self._partition) if self.isComplete() else None
+
     def _key(self) -> tuple:
         part = None if self._partition is None else tuple(self._partition)
-        return (self._dim, self._pending_axis, part, self._gsize)
+        halo = (self._halo,) if self._halo else ()  # halo=0 keys (and hashes) as before halos
+        return (self._dim, self._pending_axis, part, self._gsize) + halo
 
     def __repr__(self) -> str:
         d = self._dim if self._pending_axis is None else f"axis={self._pending_axis}"
+        halo = f", Halo={self._halo}" if self._halo else ""
         return (f"codistributor1d(Dimension={d}, Partition={self._partition}, "
-                f"GlobalSize={self._gsize})")
+                f"GlobalSize={self._gsize}{halo})")
 
     # ---- static helpers
     @staticmethod
@@ -210,7 +145,7 @@ class codistributor1d(_Base):
     @staticmethod
     def defaultDimension(gsize: Sequence[int]) -> int:
         """Last non-singleton dimension (1-based); the last one if all are singleton."""
-        g = _check_gsize(gsize)
+        g = check_gsize(gsize)
         if not g:
             raise ValueError("a 0-d array has no dimension to distribute")
         for d in range(len(g), 0, -1):
@@ -227,7 +162,7 @@ class codistributor1d(_Base):
     # ---- completion
     def complete(self, gsize: Sequence[int], numlabs: int) -> "codistributor1d":
         """Copy with Dimension, Partition and GlobalSize filled in for ``gsize`` on ``numlabs`` labs."""
-        g = _check_gsize(gsize)
+        g = check_gsize(gsize)
         n = check_numlabs(numlabs)
         if self._gsize is not None and self._gsize != g:
             raise ValueError(f"codistributor is for global size {self._gsize} "
@@ -247,7 +182,7 @@ class codistributor1d(_Base):
         elif len(part) != n:
             raise ValueError(f"partition has {len(part)} entries but there are {n} labs")
         self._check_sum(part, dim, g)
-        return codistributor1d(dim, list(part), g)
+        return codistributor1d(dim, list(part), g, halo=self._halo)
 
     def isComplete(self) -> bool:
         """True when Dimension, Partition and GlobalSize are all set."""
@@ -270,6 +205,20 @@ class codistributor1d(_Base):
         start = sum(p[:lab - 1])
         return start, start + p[lab - 1]
 
+    def _stored(self, lab: int) -> Tuple[int, int]:
+        """[start, stop) along Dimension of what ``lab`` stores: its partition range
+        grown by the halo on both sides, clipped at the ends (an empty range stays empty)."""
+        lo, hi = self._bounds(lab)
+        w = self._halo
+        if not w or lo == hi:
+            return lo, hi
+        return max(0, lo - w), min(self._gsize[self._dim - 1], hi + w)
+
+    def _stored_starts_sizes(self) -> Tuple[np.ndarray, np.ndarray]:
+        """Per lab (index lab-1), the start and the size of the stored range along Dimension."""
+        ranges = np.array([self._stored(k) for k in range(1, len(self._partition) + 1)], dtype=np.int64)
+        return ranges[:, 0], ranges[:, 1] - ranges[:, 0]
+
     # ---- index math
     def globalIndices(self, dim: Optional[int] = None, lab: Optional[int] = None,
                       numlabs: Optional[int] = None, *, axis: Optional[int] = None) -> np.ndarray:
@@ -281,7 +230,7 @@ class codistributor1d(_Base):
         d = c._dim if dim is None and axis is None else c._resolve_dim(dim, axis)
         if d != c._dim:
             return np.arange(c._gsize[d - 1], dtype=np.int64)
-        lo, hi = c._bounds(lab)
+        lo, hi = c._stored(lab)
         return np.arange(lo, hi, dtype=np.int64)
 
     def localShape(self, lab: int, numlabs: int) -> Tuple[int, ...]:
@@ -289,7 +238,8 @@ class codistributor1d(_Base):
         c = self._ready(numlabs)
         lab = check_lab(lab, numlabs)
         shape = list(c._gsize)
-        shape[c._dim - 1] = c._partition[lab - 1]
+        lo, hi = c._stored(lab)
+        shape[c._dim - 1] = hi - lo
         return tuple(shape)
 
     def localSelection(self, lab: int, numlabs: int) -> Tuple[slice, ...]:
@@ -301,8 +251,21 @@ class codistributor1d(_Base):
         c = self._ready(numlabs)
         lab = check_lab(lab, numlabs)
         sl = [slice(0, s) for s in c._gsize]
-        sl[c._dim - 1] = slice(*c._bounds(lab))
+        sl[c._dim - 1] = slice(*c._stored(lab))
         return tuple(sl)
+
+    def ownedPieces(self, lab: int, numlabs: int) -> List[Piece]:
+        """``[(0, global, local)]``: the partition range ``lab`` owns (the interior, without
+        halo cells) and its positions in the stored part."""
+        c = self._ready(numlabs)
+        lab = check_lab(lab, numlabs)
+        glob = list(c.localSlices(lab, numlabs))
+        loc = [slice(0, s) for s in c.localShape(lab, numlabs)]
+        lo, hi = c._bounds(lab)
+        start = c._stored(lab)[0]
+        glob[c._dim - 1] = slice(lo, hi)
+        loc[c._dim - 1] = slice(lo - start, hi - start)
+        return [(0, tuple(glob), tuple(loc))]
 
     def _split(self, index: Any) -> Tuple[Optional[list], Any]:
         """(normalised index list or None, component along Dimension) for an index argument."""
@@ -310,7 +273,7 @@ class codistributor1d(_Base):
             if len(index) != self._ndim():
                 raise ValueError(f"index tuple has {len(index)} entries but the array is "
                                  f"{self._ndim()}-D")
-            full = [_out(_normalize_index(x, s, d + 1), x)
+            full = [index_out(normalize_index(x, s, d + 1), x)
                     for d, (x, s) in enumerate(zip(index, self._gsize))]
             return full, index[self._dim - 1]
         return None, index
@@ -320,19 +283,24 @@ class codistributor1d(_Base):
         (int or int array) along the distributed dimension."""
         c = self._ready(numlabs)
         _, i = c._split(index)
-        a = _normalize_index(i, c._gsize[c._dim - 1], c._dim)
+        a = normalize_index(i, c._gsize[c._dim - 1], c._dim)
         ends = np.cumsum(c._partition)
-        return _out(np.searchsorted(ends, a, side="right") + 1, i)
+        return index_out(np.searchsorted(ends, a, side="right") + 1, i)
 
     def globalToLocal(self, index: IndexLike, numlabs: int) -> Tuple[Any, Any]:
-        """``(lab, local_index)`` for a global index (tuple or along Dimension).
-        A tuple comes back as a tuple, other components bounds-checked and negatives wrapped."""
+        """``(lab, local_index)`` for a global index (tuple or along Dimension): the owning
+        lab and the position in its stored part (with a halo, that part starts before the
+        partition range). A tuple comes back as a tuple, other components bounds-checked
+        and negatives wrapped."""
         c = self._ready(numlabs)
         full, i = c._split(index)
         lab = c.ownerOf(i, numlabs)
-        a = _normalize_index(i, c._gsize[c._dim - 1], c._dim)
-        starts = np.concatenate(([0], np.cumsum(c._partition)))
-        loc = _out(a - starts[np.asarray(lab) - 1], i)
+        a = normalize_index(i, c._gsize[c._dim - 1], c._dim)
+        if c._halo:
+            starts = c._stored_starts_sizes()[0]
+        else:
+            starts = np.concatenate(([0], np.cumsum(c._partition)))
+        loc = index_out(a - starts[np.asarray(lab) - 1], i)
         if full is None:
             return lab, loc
         full[c._dim - 1] = loc
@@ -340,8 +308,9 @@ class codistributor1d(_Base):
 
     def localToGlobal(self, lab: Union[int, np.ndarray], local_index: IndexLike,
                       numlabs: int) -> Any:
-        """Global index of ``local_index`` in ``lab``'s part (tuple or along Dimension).
-        ``lab`` may be an int array (one lab per element)."""
+        """Global index of ``local_index`` in ``lab``'s part (tuple or along Dimension; a
+        position in the stored part, halo included). ``lab`` may be an int array (one lab
+        per element)."""
         c = self._ready(numlabs)
         is_tuple = isinstance(local_index, tuple)
         if is_tuple and len(local_index) != c._ndim():
@@ -351,12 +320,16 @@ class codistributor1d(_Base):
         if labs.size and (labs.dtype == bool or not np.issubdtype(labs.dtype, np.integer)
                           or labs.min() < 1 or labs.max() > n):
             raise ValueError(f"invalid lab {lab!r}: labs are numbered 1..{n} as in MATLAB")
-        a = _int_array(i)
-        starts = np.concatenate(([0], np.cumsum(c._partition)))
-        sizes = np.asarray(c._partition)[labs - 1]
+        a = int_array(i)
+        if c._halo:
+            starts, sizes = c._stored_starts_sizes()
+            sizes = sizes[labs - 1]
+        else:
+            starts = np.concatenate(([0], np.cumsum(c._partition)))
+            sizes = np.asarray(c._partition)[labs - 1]
         if a.size and np.any((a < 0) | (a >= sizes)):
             raise IndexError(f"local index {i!r} is out of bounds for the part of lab {lab!r}")
-        g = _out(a + starts[labs - 1], i, lab)
+        g = index_out(a + starts[labs - 1], i, lab)
         if not is_tuple:
             return g
         out = list(local_index)
@@ -364,17 +337,22 @@ class codistributor1d(_Base):
         return tuple(out)
 
     def describe_slice(self, lab: int, numlabs: int, name: str = "D") -> str:
-        """MATLAB-like text, e.g. ``This lab stores D[:, 0:250].``"""
+        """MATLAB-like text, e.g. ``This lab stores D[:, 0:250].`` (with a halo:
+        ``This lab stores D[0:4] with 1 halo cell on each interior side.``)"""
         sl = self.localSlices(lab, numlabs)
-        d = self._ready(numlabs)._dim - 1
+        c = self._ready(numlabs)
+        d = c._dim - 1
         parts = [":"] * len(sl)
         parts[d] = f"{sl[d].start}:{sl[d].stop}"
         empty = " (nothing: the range is empty)" if sl[d].start == sl[d].stop else ""
-        return f"This lab stores {name}[{', '.join(parts)}]{empty}."
+        halo = ""
+        if c._halo and not empty and (sl[d].start, sl[d].stop) != c._bounds(lab):
+            halo = f" with {c._halo} halo cell{'s' if c._halo > 1 else ''} on each interior side"
+        return f"This lab stores {name}[{', '.join(parts)}]{empty}{halo}."
 
 
 # --------------------------------------------------------------------------- 2-D block-cyclic
-class codistributor2dbc(_Base):
+class codistributor2dbc(LayoutBase):
     """2-D block-cyclic layout over a ``LabGrid`` = [r, c] of labs (ScaLAPACK style).
 
     Global row i lives on grid row ``(i // b) % r`` at local row
@@ -402,7 +380,7 @@ class codistributor2dbc(_Base):
 
     @staticmethod
     def _check_2d(gsize: Any) -> Tuple[int, ...]:
-        g = _check_gsize(gsize)
+        g = check_gsize(gsize)
         if len(g) != 2:
             raise ValueError(f"codistributor2dbc distributes 2-D arrays only; got a "
                              f"{len(g)}-D size {g}")
@@ -424,6 +402,11 @@ class codistributor2dbc(_Base):
     @property
     def GlobalSize(self) -> Optional[Tuple[int, ...]]:
         return self._gsize
+
+    @property
+    def NumLabs(self) -> Optional[int]:
+        """Number of labs (rows * cols of LabGrid) of a complete layout, else None."""
+        return self._grid[0] * self._grid[1] if self.isComplete() else None
 
     def _key(self) -> tuple:
         grid = None if self._grid is None else tuple(self._grid)
@@ -528,21 +511,21 @@ class codistributor2dbc(_Base):
     def _split(self, index: Any) -> Tuple[np.ndarray, np.ndarray]:
         if not isinstance(index, tuple) or len(index) != 2:
             raise ValueError(f"codistributor2dbc needs a (row, col) index tuple, got {index!r}")
-        return (_normalize_index(index[0], self._gsize[0], 1),
-                _normalize_index(index[1], self._gsize[1], 2))
+        return (normalize_index(index[0], self._gsize[0], 1),
+                normalize_index(index[1], self._gsize[1], 2))
 
     def ownerOf(self, index: Tuple[Any, Any], numlabs: int) -> Union[int, np.ndarray]:
         """Lab (1-based) owning global element ``(i, j)`` (ints or broadcastable arrays)."""
         c = self._ready(numlabs)
         i, j = c._split(index)
-        return _out(c._lab_at(c._dim_map(i, 1)[0], c._dim_map(j, 2)[0]), *index)
+        return index_out(c._lab_at(c._dim_map(i, 1)[0], c._dim_map(j, 2)[0]), *index)
 
     def globalToLocal(self, index: Tuple[Any, Any], numlabs: int) -> Tuple[Any, Tuple[Any, Any]]:
         """``(lab, (local_row, local_col))`` for global ``(i, j)``."""
         c = self._ready(numlabs)
         i, j = c._split(index)
         (pr, li), (pc, lj) = c._dim_map(i, 1), c._dim_map(j, 2)
-        return _out(c._lab_at(pr, pc), *index), (_out(li, index[0]), _out(lj, index[1]))
+        return index_out(c._lab_at(pr, pc), *index), (index_out(li, index[0]), index_out(lj, index[1]))
 
     def localToGlobal(self, lab: int, local_index: Tuple[Any, Any], numlabs: int) -> Tuple[Any, Any]:
         """Global ``(i, j)`` of local ``(li, lj)`` in ``lab``'s part."""
@@ -552,30 +535,42 @@ class codistributor2dbc(_Base):
         shape = c.localShape(lab, numlabs)
         out = []
         for d, (li, coord) in enumerate(zip(local_index, c.gridCoords(lab, numlabs))):
-            a = _int_array(li)
+            a = int_array(li)
             if a.size and (a.min() < 0 or a.max() >= shape[d]):
                 raise IndexError(f"local index {li!r} is out of bounds for dimension {d + 1} "
                                  f"of lab {lab}'s part with size {shape[d]}")
             b, p = c._b, c._grid[d]
-            out.append(_out((a // b) * (b * p) + coord * b + a % b, li))
+            out.append(index_out((a // b) * (b * p) + coord * b + a % b, li))
         return tuple(out)
+
+    def asBlocks(self) -> codistributorBlocks:
+        """The same layout as a :class:`codistributorBlocks`: blocks of ``BlockSize`` in both
+        dimensions, assigned by the grid of lab numbers (row by row for 'row' orientation,
+        column by column for 'col')."""
+        if self._grid is None:
+            raise ValueError("asBlocks needs the LabGrid: give labgrid or call complete(gsize, numlabs) first")
+        r, c = self._grid
+        grid = np.arange(1, r * c + 1).reshape((r, c), order="C" if self._orient == "row" else "F")
+        return codistributorBlocks(self._b, grid, self._gsize)
 
     def describe_slice(self, lab: int, numlabs: int, name: str = "D") -> str:
         """e.g. ``This lab stores blocks of size 3 of D: rows [0:3, 6:8], columns [0:3, 6:8].``"""
         rows, cols = self.localIndices(lab, numlabs)
-        return (f"This lab stores blocks of size {self._b} of {name}: rows {_runs(rows)}, "
-                f"columns {_runs(cols)}.")
+        return (f"This lab stores blocks of size {self._b} of {name}: rows {runs_text(rows)}, "
+                f"columns {runs_text(cols)}.")
 
 
 # --------------------------------------------------------------------------- factory
 Codistributor = Union[codistributor1d, codistributor2dbc]
+Layout = Union[codistributor1d, codistributor2dbc, codistributorBlocks, codistributorChunks]
+_KINDS = {"1d": codistributor1d, "2dbc": codistributor2dbc, "blocks": codistributorBlocks,
+          "chunks": codistributorChunks}
 
 
-def codistributor(kind: str = "1d", *args: Any, **kwargs: Any) -> Codistributor:
-    """``codistributor('1d', ...)`` → codistributor1d, ``codistributor('2dbc', ...)`` → codistributor2dbc."""
+def codistributor(kind: str = "1d", *args: Any, **kwargs: Any) -> Layout:
+    """``codistributor('1d', ...)`` → codistributor1d, ``'2dbc'`` → codistributor2dbc,
+    ``'blocks'`` → codistributorBlocks, ``'chunks'`` → codistributorChunks."""
     k = kind.lower() if isinstance(kind, str) else kind
-    if k == "1d":
-        return codistributor1d(*args, **kwargs)
-    if k == "2dbc":
-        return codistributor2dbc(*args, **kwargs)
-    raise ValueError(f"unknown codistributor kind {kind!r}: use '1d' or '2dbc'")
+    if k not in _KINDS:
+        raise ValueError(f"unknown codistributor kind {kind!r}: use '1d', '2dbc', 'blocks' or 'chunks'")
+    return _KINDS[k](*args, **kwargs)

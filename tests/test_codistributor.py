@@ -555,3 +555,85 @@ else:
         rng = random.Random(seed)
         shape = tuple(shape)
         simulate(random_layout(rng, shape, n), random_layout(rng, shape, n), shape, n)
+
+
+# --------------------------------------------------------------------------- halos and the layout protocol
+def test_protocol_defaults_1d_and_2dbc():
+    from layout_checks import check_protocol
+
+    for c, shape, n in [(codistributor1d(1, [2, 0, 3]), (5, 2), 3), (codistributor1d(), (4, 10), 4),
+                        (codistributor2dbc([2, 2], 3), (8, 8), 4), (codistributor2dbc([1, 3], 2, "col"), (3, 0), 3)]:
+        d, *_ = check_protocol(c, shape, n)
+        assert d.NumLabs == n and d.Halo == 0 and not d.isChunked(n)
+        for lab in range(1, n + 1):
+            sel = d.localSelection(lab, n)
+            assert len(d.chunkSelections(lab, n)) == 1
+            [(k, g, loc)] = d.ownedPieces(lab, n)
+            assert k == 0 and g is not None and loc == tuple(slice(0, s) for s in d.localShape(lab, n))
+            assert all((a is b) or np.array_equal(a, b) for a, b in zip(g, sel))
+    assert codistributor1d().NumLabs is None and codistributor1d(1, [1, 1]).NumLabs is None
+    assert codistributor2dbc([2, 2]).NumLabs is None and codistributor2dbc([2, 2], gsize=(3, 3)).NumLabs == 4
+
+
+@pytest.mark.parametrize("n", range(1, 6))
+def test_exhaustive_1d_halo(n):
+    from layout_checks import check_protocol
+
+    rng = random.Random(100 + n)
+    for shape in SHAPES_ND:
+        for dim in range(1, len(shape) + 1):
+            for w in (1, 2, 3):
+                part = random_partition(rng, shape[dim - 1], n) if rng.random() < 0.7 else None
+                c, owner, stored, _ = check_protocol(codistributor1d(dim, part, halo=w), shape, n)
+                plain = codistributor1d(dim, c.Partition).complete(shape, n)
+                assert c.Halo == w and c.Partition == plain.Partition
+                size = shape[dim - 1]
+                starts = np.concatenate(([0], np.cumsum(c.Partition)))
+                want = np.zeros(shape, dtype=int)
+                for lab in range(1, n + 1):
+                    lo, hi = int(starts[lab - 1]), int(starts[lab])
+                    s0, s1 = (lo, hi) if lo == hi else (max(0, lo - w), min(size, hi + w))
+                    sl = c.localSlices(lab, n)
+                    assert sl[dim - 1] == slice(s0, s1) and c.localSelection(lab, n) == sl
+                    assert c.localShape(lab, n)[dim - 1] == s1 - s0
+                    np.testing.assert_array_equal(c.globalIndices(dim, lab, n), np.arange(s0, s1))
+                    [(k, g, loc)] = c.ownedPieces(lab, n)
+                    assert g[dim - 1] == slice(lo, hi) and loc[dim - 1] == slice(lo - s0, hi - s0)
+                    want[sl] += 1
+                np.testing.assert_array_equal(stored, want)
+                if 0 in shape:
+                    continue
+                G = tuple(np.indices(shape).reshape(len(shape), -1))
+                lab, loc = c.globalToLocal(G, n)
+                np.testing.assert_array_equal(lab, plain.ownerOf(G, n))
+                back = c.localToGlobal(lab, loc, n)
+                for d in range(len(shape)):
+                    np.testing.assert_array_equal(back[d], G[d])
+                A = np.arange(math.prod(shape)).reshape(shape)
+                for k in range(1, n + 1):
+                    m = lab == k
+                    part_k = A[c.localSlices(k, n)]
+                    np.testing.assert_array_equal(part_k[tuple(x[m] for x in loc)], A.reshape(-1)[m])
+
+
+def test_1d_halo_object_and_text():
+    c = codistributor1d(2, [3, 0, 3, 2], (4, 8), halo=1)
+    assert c.Halo == 1 and c.complete((4, 8), 4).Halo == 1
+    assert repr(c) == "codistributor1d(Dimension=2, Partition=[3, 0, 3, 2], GlobalSize=(4, 8), Halo=1)"
+    assert c != codistributor1d(2, [3, 0, 3, 2], (4, 8)) and c == codistributor1d(2, [3, 0, 3, 2], (4, 8), halo=1)
+    assert hash(codistributor1d(2, [4, 4], (4, 8), halo=0)) == hash(codistributor1d(2, [4, 4], (4, 8)))
+    assert codistributor1d(2, [4, 4], (4, 8))._key() == (2, None, (4, 4), (4, 8))  # as before halos
+    assert [c.localSlices(k, 4)[1] for k in range(1, 5)] == [slice(0, 4), slice(3, 3), slice(2, 7), slice(5, 8)]
+    assert c.describe_slice(1, 4) == "This lab stores D[:, 0:4] with 1 halo cell on each interior side."
+    assert c.describe_slice(2, 4) == "This lab stores D[:, 3:3] (nothing: the range is empty)."
+    assert codistributor1d(1, [5], (5,), halo=2).describe_slice(1, 1) == "This lab stores D[0:5]."
+    assert codistributor1d(1, [3, 3], (6,), halo=2).describe_slice(2, 2) == \
+        "This lab stores D[1:6] with 2 halo cells on each interior side."
+    assert c.ownerOf((0, 3), 4) == 3 and c.globalToLocal((0, 3), 4) == (3, (0, 1))
+    assert c.localToGlobal(3, (1, 0), 4) == (1, 2)
+    with pytest.raises(IndexError, match="out of bounds for the part of lab 4"):
+        c.localToGlobal(4, 3, 4)
+    assert codistributor("1d", 1, halo=2).Halo == 2 and codistributor1d(halo=1).complete((5,), 2).Halo == 1
+    for bad in (-1, 1.5, True, "1"):
+        with pytest.raises(ValueError, match=r"^halo must be a non-negative integer, got"):
+            codistributor1d(1, halo=bad)
