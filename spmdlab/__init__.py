@@ -13,6 +13,7 @@ from typing import Any
 # (through the module spmdlab.codistributed, so that importing that module later cannot
 # rebind the name spmdlab.codistributed from the class to the module)
 from .codistributed import (
+    changeMode,
     codistributed,
     gather,
     getCodistributor,
@@ -20,8 +21,9 @@ from .codistributed import (
     globalIndices,
     iscodistributed,
     redistribute,
+    updateHalos,
 )
-from .codistributor import codistributor, codistributor1d, codistributor2dbc
+from .codistributor import codistributor, codistributor1d, codistributor2dbc, codistributorBlocks, codistributorChunks
 from .composite import Composite, NoDataError, exist
 from .distributed import distributed, isdistributed
 from .errors import LabDiedError, PoolError, RemoteError, SpmdError, SpmdSourceError, SpmdTimeoutError
@@ -69,8 +71,10 @@ __all__ = [
     "labSendReceive", "spmdBarrier", "spmdBroadcast", "spmdCat", "spmdPlus", "spmdProbe",
     "spmdReceive", "spmdReduce", "spmdSend", "spmdSendReceive",
     # distributed arrays
-    "codistributor", "codistributor1d", "codistributor2dbc", "codistributed", "gather",
+    "codistributor", "codistributor1d", "codistributor2dbc", "codistributorBlocks", "codistributorChunks",
+    "codistributed", "gather",
     "getCodistributor", "getLocalPart", "globalIndices", "iscodistributed", "redistribute",
+    "updateHalos", "changeMode",
     "distributed", "isdistributed", "plot_layout",
     # numerics under MATLAB's names (loaded on first use)
     *_NUMERICS,

@@ -2,7 +2,17 @@
 for code that used it; the implementation is the ``spmdlab.codist`` package."""
 from __future__ import annotations
 
-from .codist import codistributed, gather, getCodistributor, getLocalPart, globalIndices, iscodistributed, redistribute
+from .codist import (
+    changeMode,
+    codistributed,
+    gather,
+    getCodistributor,
+    getLocalPart,
+    globalIndices,
+    iscodistributed,
+    redistribute,
+    updateHalos,
+)
 
 __all__ = ["codistributed", "getLocalPart", "getCodistributor", "globalIndices", "redistribute",
-           "gather", "iscodistributed"]
+           "gather", "iscodistributed", "updateHalos", "changeMode"]

@@ -33,14 +33,15 @@ from . import runtime  # noqa: E402
 from . import settings  # noqa: E402
 
 __all__ = ["init", "renew", "enter_block", "block", "world_size", "abandon", "send_to_self", "wait", "wait_all",
-           "probe", "grid_comms", "Staging", "staging", "staging_bytes", "ANY_SOURCE", "ANY_TAG", "MPI"]
+           "wait_every", "probe", "grid_comms", "private_comm", "Staging", "staging", "staging_bytes", "ANY_SOURCE",
+           "ANY_TAG", "MPI"]
 
 _base: MPI.Intracomm | None = None
 _current: MPI.Intracomm | None = None
 _subcomms: dict[int, MPI.Intracomm] = {}
 # (id(block communicator), grid key) -> (row communicator, column communicator) of a
 # process grid (issue 12, dense linear algebra); freed on renewal
-_grid_comms: dict[tuple, tuple[MPI.Intracomm, MPI.Intracomm]] = {}
+_grid_comms: dict[tuple, tuple] = {}
 _block: MPI.Intracomm | None = None
 # Requests of aborted operations, with their buffers: kept alive until the request has
 # completed (a cancelled receive at once; a send once matched), so MPI can never write
@@ -218,6 +219,23 @@ def wait_all(requests: list[MPI.Request], what: str, keep: tuple = ()) -> None:
         wait(request, what, keep)
 
 
+def wait_every(requests: list[MPI.Request], what: str, keep: tuple = ()) -> None:
+    """Wait for all of ``requests`` at once (one ``Testall`` per poll); on an abort every
+    unfinished one is cancelled and kept, with ``keep``, until it completes."""
+    if not requests:
+        return
+    try:
+        _poll(lambda: True if MPI.Request.Testall(requests) else None, what)
+    except BaseException:
+        for request in requests:
+            try:
+                request.Cancel()
+            except MPI.Exception:
+                pass
+            abandon(request, (keep,))
+        raise
+
+
 def probe(comm: MPI.Intracomm, source: int, tag: int, what: str) -> MPI.Message:
     """Wait for a matching message (matched probe), interruptibly."""
     status = MPI.Status()
@@ -251,6 +269,22 @@ def grid_comms(key: tuple, myrow: int, mycol: int, what: str) -> tuple[MPI.Intra
     col = c.Split(mycol, myrow)
     _grid_comms[k] = (row, col)
     return row, col
+
+
+def private_comm(what: str) -> MPI.Intracomm:
+    """A duplicate of the running block's communicator for the library's own
+    point-to-point messages (halo updates, chunk moves), so that they can never match a
+    user's ``labReceive`` of any tag. Collective, made once per block communicator
+    (after an interruptible barrier, as :func:`grid_comms`), freed in :func:`renew`."""
+    c = block()
+    k = (id(c), "private")
+    found = _grid_comms.get(k)
+    if found is not None:
+        return found[0]
+    wait(c.Ibarrier(), what)
+    dup = c.Dup()
+    _grid_comms[k] = (dup,)
+    return dup
 
 
 def _free_grid_comms() -> None:

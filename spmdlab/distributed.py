@@ -24,12 +24,15 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from .codist.array import codistributed
+from .codist.base import Chunks as _Chunks
 from .codist.base import check_codist_arg as _check_codist_arg
 from .codist.base import check_dtype as _check_dtype
 from .codist.base import complete as _complete
+from .codist.base import is_plain as _is_plain
 from .codist.base import numlabs_of as _codist_numlabs
 from .codist.regions import copy_region as _copy_region
 from .codist.regions import take as _take
+from .codistributor import codistributor1d
 from .errors import SpmdError, labs_words
 from .execute import run_block
 from .labcalls import (
@@ -52,6 +55,12 @@ __all__ = ["distributed", "isdistributed", "on_labs"]
 _GATHER_CHUNK = 8 << 20
 
 
+def _stored(codist: Any, lab: int, n: int) -> Any:
+    """What ``lab`` stores of an array in layout ``codist``: its selection, or the list of
+    its chunks' selections for a chunked layout."""
+    return codist.chunkSelections(lab, n) if codist.isChunked(n) else codist.localSelection(lab, n)
+
+
 class _SendPart:
     """One lab's part of a client array, cut out only when its message is pickled, so
     the client holds at most one part's copy at a time while scattering."""
@@ -62,6 +71,9 @@ class _SendPart:
         self.X, self.index, self.codist = X, index, codist
 
     def __reduce_ex__(self, protocol):
+        if isinstance(self.index, list):  # a chunked layout: the lab's list of chunks
+            chunks = _Chunks([np.ascontiguousarray(_take(self.X, sel)) for sel in self.index], self.X.dtype)
+            return (codistributed._from_local, (chunks, self.codist))
         return (codistributed._from_local, (np.ascontiguousarray(_take(self.X, self.index)), self.codist))
 
 
@@ -230,7 +242,7 @@ class distributed:
         target = _complete(codist, X.shape, n)
         pool.flush_frees()  # a loop of distributed(X) must not keep the dropped arrays
         key = pool.new_key()
-        messages = {lab: Set(key, _SendPart(X, target.localSelection(lab, n), target)) for lab in range(1, n + 1)}
+        messages = {lab: Set(key, _SendPart(X, _stored(target, lab, n), target)) for lab in range(1, n + 1)}
         try:
             pool.request_many(messages)
         except BaseException:
@@ -283,6 +295,8 @@ class distributed:
         enough to be reused by the allocator instead of being faulted in afresh."""
         pool = self._live_pool()
         n, codist = self._nlabs, self._codist
+        if not _is_plain(codist):  # halos, blocks, chunk maps: moved to a plain layout first
+            return _run(to_codistributed, (self, codistributor1d()), pool=pool)._spmdlab_gather()
         out = np.empty(self._shape, dtype=self._dtype)
         if out.size == 0:
             return out

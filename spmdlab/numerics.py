@@ -7,8 +7,17 @@ first use of one of these names.
 """
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from .codist import fft_matlab, linalg
-from .distributed import on_labs
+from .codist.adapt import on_plain
+from .distributed import on_labs as _on_labs
+
+
+def on_labs(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` at the client and on the labs, for arrays in any layout (``adapt.on_plain``)."""
+    return _on_labs(on_plain(fn))
+
 
 __all__ = ["fft", "fft2", "fftn", "ifft", "ifft2", "ifftn",
            "mldivide", "mrdivide", "lu", "chol", "inv", "det", "solve_triangular",

@@ -44,7 +44,10 @@ class _LazyComm:
     def __getattr__(self, name: str):
         from . import comm as real
 
-        return getattr(real, name)
+        value = getattr(real, name)
+        if callable(value) or name == "MPI":
+            setattr(self, name, value)  # functions and the MPI module: looked up once
+        return value
 
 
 lazy_comm = _LazyComm()

@@ -22,10 +22,11 @@ import numpy as np
 
 from .array import codistributed, getCodistributor, getLocalPart, globalIndices, iscodistributed
 from .registry import implemented_in, implements
+from .reshard import changeMode, updateHalos
 from .transfer import gather, redistribute
 
-__all__ = ["codistributed", "gather", "getCodistributor", "getLocalPart", "globalIndices",
-           "implements", "iscodistributed", "redistribute"]
+__all__ = ["changeMode", "codistributed", "gather", "getCodistributor", "getLocalPart", "globalIndices",
+           "implements", "iscodistributed", "redistribute", "updateHalos"]
 
 # numerics whose modules import scipy: loaded on first use (registry.lookup)
 implemented_in("spmdlab.codist.fft", np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft, np.fft.hfft,

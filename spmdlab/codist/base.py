@@ -22,17 +22,34 @@ import numpy as np
 
 from .. import runtime
 from ..codistributor import Codistributor, codistributor1d, codistributor2dbc
+from ..codistributor_blocks import codistributorBlocks
+from ..codistributor_chunks import codistributorChunks
 
-__all__ = ["NOVALUE", "CODISTRIBUTORS", "CodistArray", "here", "numlabs_of", "check_codist_arg",
-           "complete", "check_dtype", "need", "layout_text", "describe"]
+__all__ = ["NOVALUE", "CODISTRIBUTORS", "MODES", "CodistArray", "here", "numlabs_of", "check_codist_arg",
+           "complete", "check_dtype", "need", "layout_text", "describe", "is_plain", "parts_of", "check_mode", "Chunks"]
 
 _LIBRARY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # spmdlab/
 
 NOVALUE: Any = np._NoValue  # numpy's "argument not given" marker
 
-CODISTRIBUTORS = (codistributor1d, codistributor2dbc)
+CODISTRIBUTORS = (codistributor1d, codistributor2dbc, codistributorBlocks, codistributorChunks)
+# How overlapping copies of an element make its value (CuPy's modes): equal copies, or
+# partial values combined by a sum, maximum, minimum or product.
+MODES = ("replica", "sum", "max", "min", "prod")
 
 A = TypeVar("A", bound="CodistArray")
+
+
+class Chunks(list):
+    """A lab's part of an array in a chunked layout (``isChunked``): the list of its
+    arrays in the layout's order, which also knows the array's dtype (a lab may hold none)."""
+
+    def __init__(self, arrays: Any = (), dtype: Any = None) -> None:
+        super().__init__(arrays)
+        self.dtype = np.dtype(dtype) if dtype is not None else (self[0].dtype if self else np.dtype(float))
+
+    def __repr__(self) -> str:
+        return f"Chunks({list.__repr__(self)}, dtype={self.dtype})"
 
 
 def here() -> Tuple[int, int]:
@@ -42,16 +59,32 @@ def here() -> Tuple[int, int]:
 
 def numlabs_of(c: Codistributor) -> int:
     """The number of labs a complete codistributor is laid out for."""
-    if isinstance(c, codistributor1d):
-        return len(c.Partition)
-    grid = c.LabGrid
-    return grid[0] * grid[1]
+    return int(c.NumLabs)
+
+
+def is_plain(c: Any) -> bool:
+    """True for MATLAB's two layouts without halos: one array per lab, every element
+    stored once. The operations of the layers below work on these; the others (halos,
+    blocks, chunk maps) go through ``reshard`` (docs/design.md §14)."""
+    return isinstance(c, codistributor2dbc) or (isinstance(c, codistributor1d) and not c.Halo)
+
+
+def parts_of(D: "CodistArray") -> list:
+    """The arrays a lab stores for ``D``: its local part, or the list of its chunks."""
+    return D._local if isinstance(D._local, list) else [D._local]
+
+
+def check_mode(mode: Any, what: str) -> str:
+    if not isinstance(mode, str) or mode not in MODES:
+        raise ValueError(f"{what}: mode must be one of {', '.join(repr(m) for m in MODES)}; got {mode!r}")
+    return mode
 
 
 def check_codist_arg(codist: Any, what: str) -> None:
     if codist is not None and not isinstance(codist, CODISTRIBUTORS):
-        raise TypeError(f"{what}: the distribution scheme must be a codistributor1d or "
-                        f"codistributor2dbc, got {type(codist).__name__}")
+        raise TypeError(f"{what}: the distribution scheme must be a codistributor1d, "
+                        f"codistributor2dbc, codistributorBlocks or codistributorChunks, "
+                        f"got {type(codist).__name__}")
 
 
 def complete(codist: Optional[Codistributor], shape: Tuple[int, ...], n: int) -> Codistributor:
@@ -64,8 +97,11 @@ def complete(codist: Optional[Codistributor], shape: Tuple[int, ...], n: int) ->
         if isinstance(codist, codistributor1d):
             raise ValueError(f"the codistributor's partition {codist.Partition} is for "
                              f"{len(codist.Partition)} labs but there are {n} labs")
-        raise ValueError(f"the codistributor's lab grid {codist.LabGrid} holds "
-                         f"{numlabs_of(codist)} labs but there are {n} labs")
+        if isinstance(codist, codistributor2dbc):
+            raise ValueError(f"the codistributor's lab grid {codist.LabGrid} holds "
+                             f"{numlabs_of(codist)} labs but there are {n} labs")
+        raise ValueError(f"the codistributor is laid out for {numlabs_of(codist)} labs "
+                         f"but there are {n} labs")
     return codist.complete(tuple(shape), n)
 
 
@@ -80,7 +116,10 @@ def check_dtype(dtype: np.dtype) -> Optional[str]:
 def layout_text(codist: Codistributor) -> str:
     """A layout as error messages name it."""
     if isinstance(codist, codistributor1d):
-        return f"1d layout (Dimension={codist.Dimension}, Partition={codist.Partition})"
+        halo = f", Halo={codist.Halo}" if codist.Halo else ""
+        return f"1d layout (Dimension={codist.Dimension}, Partition={codist.Partition}{halo})"
+    if not isinstance(codist, codistributor2dbc):
+        return f"{codist!r}"
     return (f"2dbc layout (LabGrid={codist.LabGrid}, BlockSize={codist.BlockSize}, "
             f"Orientation={codist.Orientation!r})")
 
@@ -104,20 +143,43 @@ class CodistArray:
     """A lab's part of a distributed array and the layout of the whole; the data of
     ``codistributed`` (whose operations come from the mixins of the layers above)."""
 
-    _local: np.ndarray
+    _local: Any  # np.ndarray, or a list of them for chunked layouts (``isChunked``)
     _codist: Codistributor
+    _mode: str = "replica"
 
     @classmethod
-    def _from_local(cls: Type[A], local: np.ndarray, codist: Codistributor) -> A:
-        """Wrap a local part and a complete codistributor; no checks, no communication."""
+    def _from_local(cls: Type[A], local: Any, codist: Codistributor, mode: str = "replica") -> A:
+        """Wrap a local part (a list of arrays for chunked layouts) and a complete
+        codistributor; no checks, no communication."""
         self = object.__new__(cls)
         self._local = local
         self._codist = codist
+        if mode != "replica":
+            self._mode = mode
         return self
+
+    @property
+    def mode(self) -> str:
+        """How copies of an element held by several labs make its value: ``'replica'``
+        (they are equal), or ``'sum'``, ``'max'``, ``'min'``, ``'prod'`` (partial values
+        combined). See ``changeMode``."""
+        return self._mode
+
+    def _map_local(self: A, fn: Any) -> A:
+        """The same layout and mode with ``fn`` applied to every stored array."""
+        if isinstance(self._local, Chunks):
+            dtype = fn(np.empty(0, dtype=self._local.dtype)).dtype
+            local: Any = Chunks([fn(x) for x in self._local], dtype)
+        else:
+            local = fn(self._local)
+        return type(self)._from_local(local, self._codist, self._mode)
 
     def __reduce_ex__(self, protocol: Any) -> tuple:
         # A contiguous local part travels out of band (pickle 5): no extra copy.
-        return (type(self)._from_local, (np.ascontiguousarray(self._local), self._codist))
+        local = self._local
+        local = Chunks([np.ascontiguousarray(x) for x in local], local.dtype) if isinstance(local, Chunks) \
+            else np.ascontiguousarray(local)
+        return (type(self)._from_local, (local, self._codist, self._mode))
 
     @property
     def shape(self) -> Tuple[int, ...]:
@@ -145,10 +207,10 @@ class CodistArray:
 
     def astype(self: A, dtype: Any, copy: bool = True) -> A:
         """The same array converted to ``dtype`` (each lab converts its own part)."""
-        return type(self)._from_local(self._local.astype(dtype, copy=copy), self._codist)
+        return self._map_local(lambda x: x.astype(dtype, copy=copy))
 
     def copy(self: A) -> A:
-        return type(self)._from_local(self._local.copy(), self._codist)
+        return self._map_local(np.copy)
 
     def __copy__(self: A) -> A:
         return self.copy()
@@ -180,9 +242,16 @@ class CodistArray:
 
     def __repr__(self) -> str:
         local = self._local
+        if isinstance(local, list):
+            shapes = ", ".join(str(x.shape) for x in local) or "none"
+            return "\n".join([self._describe(), f"  local part: {len(local)} chunks of shapes {shapes}, "
+                              f"dtype {self.dtype}", f"  global: shape {self.shape}, {self._codist!r}"]
+                             + ([f"  mode: {self._mode}"] if self._mode != "replica" else []))
         lines = [self._describe(),
                  f"  local part: shape {local.shape}, dtype {local.dtype}",
                  f"  global: shape {self.shape}, {self._codist!r}"]
+        if self._mode != "replica":
+            lines.append(f"  mode: {self._mode}")
         if 0 < local.size <= 64:
             lines.append("  " + np.array2string(local, separator=", ").replace("\n", "\n  "))
         return "\n".join(lines)

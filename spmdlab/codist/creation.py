@@ -16,9 +16,20 @@ from typing import Any, Optional, Sequence, Tuple, Type, TypeVar
 import numpy as np
 
 from ..codistributor import Codistributor, codistributor1d, codistributor2dbc
-from .base import CODISTRIBUTORS, CodistArray, check_codist_arg, check_dtype, complete, here
+from .base import (
+    CODISTRIBUTORS,
+    Chunks,
+    CodistArray,
+    check_codist_arg,
+    check_dtype,
+    check_mode,
+    complete,
+    here,
+    is_plain,
+)
 from .collectives import allgather_objects, check_same_codist, error_entry, raise_combined
-from .regions import take
+from .regions import sel_len, take
+from .reshard import reshard
 from .transfer import redistribute
 
 __all__ = ["CodistConstructors"]
@@ -170,13 +181,17 @@ class CodistConstructors(CodistArray):
             check_same_codist([i[3] for i in infos], what)
         elif error is not None:
             raise ValueError(f"{what}: {error}")
+        self._codist = target
+        if not is_plain(target):
+            parts = [np.array(take(X, sel), copy=True) for sel in target.chunkSelections(lab, n)]
+            self._local = Chunks(parts, X.dtype) if target.isChunked(n) else parts[0]
+            return
         part = np.ascontiguousarray(take(X, target.localSelection(lab, n)))
         self._local = part.copy() if np.may_share_memory(part, X) else part
-        self._codist = target
 
     @classmethod
     def build(cls: Type[A], L: Any, codist: Optional[Codistributor] = None, *,
-              noCommunication: bool = False) -> A:
+              noCommunication: bool = False, mode: str = "replica") -> A:
         """Assemble a codistributed array from each lab's local part ``L``.
 
         ``codist`` should be complete (GlobalSize set); otherwise the global size is
@@ -186,7 +201,10 @@ class CodistConstructors(CodistArray):
         """
         what = "codistributed.build"
         check_codist_arg(codist, what)
+        check_mode(mode, what)
         lab, n = here()
+        if isinstance(L, (list, tuple)) or (codist is not None and not is_plain(codist)) or mode != "replica":
+            return cls._build_chunks(L, codist, mode, noCommunication, what)
         L = np.asarray(L)
         error = check_dtype(L.dtype)
         if noCommunication:
@@ -225,6 +243,52 @@ class CodistConstructors(CodistArray):
 
 
     @classmethod
+    def _build_chunks(cls: Type[A], L: Any, codist: Any, mode: str, noCommunication: bool, what: str) -> A:
+        """``build`` for the layouts of issue 15 and for modes: ``L`` is the lab's list of
+        chunks for a chunked layout, else its one array (halo cells included)."""
+        lab, n = here()
+        error = None
+        parts: list = []
+        target = None
+        if codist is None or codist.GlobalSize is None:
+            error = "the layouts with halos, blocks or chunk maps need a complete codistributor (gsize set)"
+        else:
+            try:
+                target = complete(codist, codist.GlobalSize, n)
+            except (ValueError, TypeError) as exc:
+                error = str(exc)
+        if error is None:
+            chunked = target.isChunked(n)
+            if chunked and not isinstance(L, (list, tuple)):
+                error = (f"lab {lab}: in this layout the local part is a list of chunks "
+                         f"({len(target.chunkSelections(lab, n))} here), got {type(L).__name__}")
+            else:
+                parts = [np.asarray(x) for x in L] if chunked else [np.asarray(L)]
+                want = [tuple(sel_len(x) for x in sel) for sel in target.chunkSelections(lab, n)]
+                got = [x.shape for x in parts]
+                if got != want:
+                    error = f"lab {lab} has local part(s) of shape {got}, expected {want}"
+                elif len({x.dtype for x in parts}) > 1:
+                    error = f"lab {lab}: its chunks have different dtypes {[str(x.dtype) for x in parts]}"
+                elif parts and check_dtype(parts[0].dtype):
+                    error = check_dtype(parts[0].dtype)
+        dtype = parts[0].dtype.str if parts else None
+        if noCommunication:
+            if error is not None:
+                raise ValueError(f"{what}: {error}")
+            infos = [(dtype, None)] * n
+        else:
+            infos = allgather_objects((dtype, error_entry(error)), what)
+            raise_combined([i[1] for i in infos], what)
+        dtypes = {i[0] for i in infos if i[0] is not None}
+        if len(dtypes) > 1:
+            detail = ", ".join(f"lab {k + 1}: {np.dtype(i[0])}" for k, i in enumerate(infos) if i[0] is not None)
+            raise ValueError(f"{what}: the local parts must have the same dtype on every lab; got {detail}")
+        dt = np.dtype(dtypes.pop()) if dtypes else np.dtype(float)
+        local: Any = Chunks([x.astype(dt, copy=False) for x in parts], dt) if target.isChunked(n) else parts[0]
+        return cls._from_local(local, target, mode)
+
+    @classmethod
     def _filled(cls: Type[A], what: str, args: tuple, codist, dtype, fill, default=np.float64,
                 allowed: str = "") -> A:
         shape, codist, dtype = _parse(args, codist, dtype, what)
@@ -233,6 +297,10 @@ class CodistConstructors(CodistArray):
             raise TypeError(f"{what}: dtype {dtype} is not allowed here")
         lab, n = here()
         codist = complete(codist, shape, n)
+        if not is_plain(codist):
+            parts = [np.full(tuple(sel_len(x) for x in sel), fill, dtype=dtype)
+                     for sel in codist.chunkSelections(lab, n)]
+            return cls._from_local(Chunks(parts, dtype) if codist.isChunked(n) else parts[0], codist)
         return cls._from_local(np.full(codist.localShape(lab, n), fill, dtype=dtype), codist)
 
     @classmethod
@@ -279,6 +347,8 @@ class CodistConstructors(CodistArray):
         dtype = np.dtype(np.float64) if dtype is None else dtype
         lab, n = here()
         codist = complete(codist, shape, n)
+        if not is_plain(codist):
+            return reshard(cls.eye(shape, dtype=dtype), codist, what)
         rows, cols = codist.localIndices(lab, n)
         local = (rows[:, None] == cols[None, :]).astype(dtype)
         return cls._from_local(local, codist)
@@ -316,6 +386,8 @@ class CodistConstructors(CodistArray):
             raise TypeError(f"{what}: dtype must be float32 or float64, got {dtype}")
         lab, n = here()
         codist = complete(codist, shape, n)
+        if not is_plain(codist):
+            return reshard(cls._random_floats(what, method, (shape,), None, dtype, seed), codist, what)
         draw = getattr(cls._rng(seed), method)
         return cls._from_local(draw(codist.localShape(lab, n), dtype=dtype), codist)
 
@@ -343,6 +415,8 @@ class CodistConstructors(CodistArray):
             raise TypeError(f"{what}: dtype must be an integer or float type, got {dtype}")
         lab, n = here()
         codist = complete(codist, shape, n)
+        if not is_plain(codist):
+            return reshard(cls.randi([lo, hi], shape, dtype=dtype, seed=seed), codist, what)
         rng = cls._rng(seed)
         local = rng.integers(lo, hi, size=codist.localShape(lab, n), endpoint=True, dtype=np.int64)
         return cls._from_local(local.astype(dtype, copy=False), codist)
@@ -372,6 +446,8 @@ class CodistConstructors(CodistArray):
         dtype = np.dtype(dtype)
         lab, n = here()
         codist = complete(codist, (count,), n)
+        if not is_plain(codist):
+            return reshard(cls.colon(a, d, b, dtype=dtype), codist, what)
         idx = codist.localIndices(lab, n)[0]
         local = (a + idx * d) if integral else (a + idx.astype(np.float64) * d)
         return cls._from_local(np.asarray(local).astype(dtype, copy=False), codist)
@@ -388,6 +464,8 @@ class CodistConstructors(CodistArray):
         count = _size_value(n, what)
         lab, labs = here()
         codist = complete(codist, (count,), labs)
+        if not is_plain(codist):
+            return reshard(cls.linspace(a, b, count, dtype=dtype), codist, what)
         idx = codist.localIndices(lab, labs)[0]
         dt = np.result_type(np.float64, np.asarray(a).dtype, np.asarray(b).dtype)
         if count > 1:

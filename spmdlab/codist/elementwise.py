@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from . import elision
+from .adapt import adapted_call, needs_adapting
 from .base import NOVALUE, CodistArray, describe, layout_text
 from .elision import is_temporary, note_result
 from .layout import labs_of, local_sel
@@ -208,6 +209,9 @@ def binary_op(ufunc: np.ufunc, reflected: bool = False) -> Any:
                                       f"({describe(self)})")
         if not is_operand(other):
             return NotImplemented
+        if needs_adapting(self) or needs_adapting(other):  # halos, blocks, chunk maps, modes
+            return adapted_call(ufunc, (other, self) if reflected else (self, other), {},
+                                lambda ops, kw: ufunc_call(ufunc, ops, kw))
         if _big(self) and is_temporary(self, "right" if reflected else "left"):
             temporary = self
         elif _big(other) and is_temporary(other, "left" if reflected else "right"):
@@ -235,6 +239,8 @@ def binary_op(ufunc: np.ufunc, reflected: bool = False) -> Any:
 
 def unary_op(ufunc: np.ufunc) -> Any:
     def op(self):
+        if needs_adapting(self):
+            return adapted_call(ufunc, (self,), {}, lambda ops, kw: ufunc_call(ufunc, ops, kw))
         if _big(self) and is_temporary(self, "unary") and _reusable(self, ufunc, (self,)):
             result = write_into(ufunc, (self,), self)
         else:

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from .base import NOVALUE, CodistArray, layout_text
+from .adapt import assign, chunkwise, needs_adapting, on_elementwise, on_inplace, on_plain, plain_args, restore
+from .base import NOVALUE, CodistArray, layout_text, parts_of
 from .elementwise import binary_op, elementwise, inplace_op, is_operand, np_clip, np_round, ufunc_call, unary_op
 from .indexing import getitem, setitem
 from .matmul import matmul, np_dot
@@ -36,6 +37,9 @@ class CodistOps(CodistArray):
     # ---- numpy protocols ---------------------------------------------------------------
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         what = f"numpy.{ufunc.__name__}"
+        out = kwargs.get("out")
+        if any(needs_adapting(x) for x in inputs + (out if isinstance(out, tuple) else (out,))):
+            return self._adapted_ufunc(ufunc, method, inputs, kwargs)
         if method == "__call__":
             if not all(is_operand(x) for x in inputs):
                 return NotImplemented
@@ -70,6 +74,29 @@ class CodistOps(CodistArray):
         raise NotImplementedError(f"{what}.{method} is not supported for codistributed arrays "
                                   f"({layout_text(self._codist)}); gather(D) for a numpy array")
 
+    def _adapted_ufunc(self, ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
+        """A ufunc with operands in the layouts of issue 15 (``adapt``)."""
+        out = kwargs.pop("out", None)
+        if method == "__call__" and out is None and ufunc is not np.matmul and ufunc.nout == 1:
+            done = chunkwise(ufunc, inputs, kwargs)
+            if done is not None:
+                return done
+        like = next(x for x in inputs if needs_adapting(x)) if any(needs_adapting(x) for x in inputs) else None
+        pin, pkw = plain_args(inputs, kwargs)
+        result = getattr(ufunc, method)(*pin, **pkw)
+        if method == "__call__" and like is not None:
+            result = restore(result, like)
+        if out is None:
+            return result
+        outs = out if isinstance(out, tuple) else (out,)
+        results = result if isinstance(result, tuple) else (result,)
+        for o, r in zip(outs, results):
+            if isinstance(o, CodistArray) and isinstance(r, CodistArray):
+                assign(o, r)
+            else:
+                np.copyto(o, r)
+        return out
+
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         handler = lookup(func)
         if handler is None:
@@ -77,7 +104,7 @@ class CodistOps(CodistArray):
                 f"numpy.{getattr(func, '__name__', func)} is not supported for codistributed "
                 f"arrays ({layout_text(self._codist)}); use gather(D) for a numpy array, or "
                 "getLocalPart(D) for this lab's part")
-        return handler(*args, **kwargs)
+        return on_plain(handler)(*args, **kwargs)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         raise TypeError("a codistributed array does not convert to a numpy array implicitly: "
@@ -312,7 +339,10 @@ class CodistOps(CodistArray):
 
     def fill(self, value: Any) -> None:
         """Set every element to ``value`` (each lab fills its part)."""
-        self._local.fill(value)
+        for part in parts_of(self):
+            part.fill(value)
+        if self._mode != "replica":
+            del self._mode
 
     # ---- indexing -------------------------------------------------------------------------
     def __getitem__(self, key: Any) -> Any:
@@ -372,3 +402,27 @@ def _np_real(a: Any) -> Any:
 @implements(np.imag)
 def _np_imag(a: Any) -> Any:
     return a.imag
+
+
+# --------------------------------------------------------------------------- the layouts of issue 15 (adapt)
+# binary and unary operators adapt in ``elementwise`` (an extra frame would defeat elision)
+_INPLACE = {"__iadd__": np.add, "__isub__": np.subtract, "__imul__": np.multiply, "__itruediv__": np.true_divide,
+            "__ifloordiv__": np.floor_divide, "__imod__": np.remainder, "__ipow__": np.power,
+            "__iand__": np.bitwise_and, "__ior__": np.bitwise_or, "__ixor__": np.bitwise_xor,
+            "__ilshift__": np.left_shift, "__irshift__": np.right_shift}
+for _name, _fn in {"__abs__": np.absolute, "conj": np.conjugate, "conjugate": np.conjugate}.items():
+    setattr(CodistOps, _name, on_elementwise(_fn, getattr(CodistOps, _name)))
+for _name, _fn in {"real": np.real, "imag": np.imag}.items():
+    setattr(CodistOps, _name, property(on_elementwise(_fn, getattr(CodistOps, _name).fget)))
+for _name in ("clip", "round"):
+    setattr(CodistOps, _name, on_elementwise(lambda *a, **k: None, getattr(CodistOps, _name)))
+for _name, _fn in _INPLACE.items():
+    setattr(CodistOps, _name, on_inplace(_fn, getattr(CodistOps, _name)))
+for _name in ("__imatmul__", "__setitem__"):
+    setattr(CodistOps, _name, on_inplace(None, getattr(CodistOps, _name)))
+for _name in ("sum", "prod", "min", "max", "any", "all", "mean", "var", "std", "argmax", "argmin",
+              "transpose", "dot", "reshape", "ravel", "flatten", "squeeze", "cumsum", "cumprod", "nonzero",
+              "__getitem__", "item", "__bool__", "__matmul__", "__rmatmul__"):
+    setattr(CodistOps, _name, on_plain(getattr(CodistOps, _name)))
+CodistOps.T = property(on_plain(CodistOps.T.fget))  # type: ignore[assignment,method-assign]
+del _name, _fn

@@ -14,7 +14,7 @@ from ..checks import check_lab, check_numlabs
 from ..codistributor import Codistributor, Selection
 from .regions import sel_array, sel_len
 
-__all__ = ["Transfer", "transfer_regions", "transfer_plan"]
+__all__ = ["Transfer", "intersect", "transfer_regions", "transfer_plan"]
 
 
 class Transfer(NamedTuple):
@@ -40,7 +40,7 @@ class Transfer(NamedTuple):
         return int(np.prod(self.shape, dtype=np.int64))
 
 
-def _intersect(gs: Selection, gd: Selection) -> Tuple[Selection, Selection, Selection]:
+def intersect(gs: Selection, gd: Selection) -> Tuple[Selection, Selection, Selection]:
     """(common global, positions in gs, positions in gd) of two increasing index sets."""
     if isinstance(gs, slice) and isinstance(gd, slice):
         lo, hi = max(gs.start, gd.start), min(gs.stop, gd.stop)
@@ -80,7 +80,7 @@ def transfer_regions(src: Codistributor, dst: Codistributor, numlabs: int,
                 src_sel[a] = s.localSelection(a, n)
             if b not in dst_sel:
                 dst_sel[b] = d.localSelection(b, n)
-            per = [_intersect(gs, gd) for gs, gd in zip(src_sel[a], dst_sel[b])]
+            per = [intersect(gs, gd) for gs, gd in zip(src_sel[a], dst_sel[b])]
             plan[a - 1][b - 1] = Transfer(a, b, tuple(p[1] for p in per),
                                           tuple(p[2] for p in per), tuple(p[0] for p in per))
     return plan

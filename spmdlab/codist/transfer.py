@@ -17,11 +17,12 @@ import numpy as np
 from ..checks import check_lab
 from ..codistributor import Codistributor
 from ..runtime import lazy_comm as comm
-from .base import CodistArray, check_codist_arg, complete, here, need, numlabs_of
+from .base import CodistArray, check_codist_arg, complete, here, is_plain, need, numlabs_of
 from .collectives import EMPTY_BYTES, as_bytes
-from .layout import concatenates
+from .layout import concatenates, default_layout
 from .plan import transfer_regions
 from .regions import RegionCopy, put
+from .reshard import reshard
 
 __all__ = ["redistribute", "gather"]
 
@@ -43,6 +44,8 @@ def redistribute(D: Any, codist: Optional[Codistributor] = None) -> Any:
         raise ValueError(f"{what}: the array is distributed over {numlabs_of(src)} labs "
                          f"but this block runs on {n}")
     target = complete(codist, D.shape, n)
+    if not (is_plain(src) and is_plain(target)) or D.mode != "replica":
+        return reshard(D, target, what)  # halos, blocks, chunk maps, modes
     if target == src:
         return D.copy()
     local = D._local
@@ -161,6 +164,9 @@ def gather(D: Any, lab: Optional[int] = None) -> Any:
         raise ValueError(f"{what}: the array is distributed over {numlabs_of(codist)} labs "
                          f"but this block runs on {n}")
     root = None if lab is None else check_lab(lab, n, "lab") - 1
+    if not is_plain(codist) or D.mode != "replica":
+        D = reshard(D, default_layout(tuple(D.shape), n), what)
+        codist = D._codist
     shape, dtype = D.shape, D.dtype
     if n == 1:
         return np.array(D._local, copy=True).reshape(shape)

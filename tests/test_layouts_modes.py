@@ -1,0 +1,217 @@
+"""Modes, halo updates, bad input and the client on the layouts of issue 15, on real pools.
+
+CuPy's modes: partial values on overlapping chunks combined by sum/max/min/prod
+(``changeMode``, and automatically before any operation that needs the values);
+``updateHalos`` refreshing halo cells from their owners with messages between
+neighbours only; clear errors on every lab for bad layouts; ``distributed`` arrays in
+the new layouts at the client.
+"""
+from __future__ import annotations
+
+import re
+import sys
+
+import cloudpickle
+import numpy as np
+import pytest
+
+import spmdlab
+from spmdlab import (
+    SpmdError,
+    changeMode,
+    codistributed,
+    codistributor1d,
+    codistributorBlocks,
+    codistributorChunks,
+    distributed,
+    gather,
+    getLocalPart,
+    gplus,
+    labindex,
+    numlabs,
+    redistribute,
+    spmd_run,
+    updateHalos,
+)
+from spmdlab.codist.pieces import lab_moves
+from spmdlab.codist.regions import product_index
+
+pytestmark = pytest.mark.timeout(180)
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+COMBINE = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
+def overlapping_map(shape: tuple, n: int) -> dict:
+    """Lab k: rows of its default share grown by two each side, and lab n the whole array too."""
+    part = codistributor1d.defaultPartition(shape[0], n)
+    starts = np.concatenate(([0], np.cumsum(part))).astype(int)
+    imap = {k: [(slice(max(0, starts[k - 1] - 2), min(shape[0], starts[k] + 2)), slice(None))]
+            for k in range(1, n + 1)}
+    imap[n].append((slice(None), slice(None)))
+    return imap
+
+
+def partial(k: int, j: int, sel: tuple, shape: tuple) -> np.ndarray:
+    """The partial value lab k holds in its chunk j (deterministic, so every lab can
+    work out the combined array)."""
+    g = np.arange(np.prod(shape), dtype=float).reshape(shape)[product_index(sel)]
+    return 1.0 + 0.25 * k + 0.125 * j + (g % 7) * 0.5
+
+
+def combined(imap: dict, shape: tuple, mode: str) -> np.ndarray:
+    out = None
+    for k, chunks in imap.items():
+        for j, sl in enumerate(chunks):
+            full = np.full(shape, np.nan)
+            full[sl] = partial(k, j, sl, shape)
+            out = full if out is None else np.where(np.isnan(out), full,
+                                                    np.where(np.isnan(full), out, COMBINE[mode](out, full)))
+    return out
+
+
+def modes_case(mode: str) -> str:
+    n, lab = numlabs(), labindex()
+    shape = (9, 4)
+    imap = overlapping_map(shape, n)
+    c = codistributorChunks(imap, shape)
+    sels = c.chunkSelections(lab, n)
+    L = [partial(lab, j, sel, shape) for j, sel in enumerate(sels)]
+    D = codistributed.build(L, c, mode=mode)
+    assert D.mode == mode
+    want = combined(imap, shape, mode)
+    R = changeMode(D, "replica")
+    assert R.mode == "replica" and D.mode == mode
+    for p, sel in zip(getLocalPart(R), sels):
+        assert np.allclose(p, want[product_index(sel)]), f"{mode}: lab {lab} holds {p}"
+    assert np.allclose(gather(D), want)
+    assert np.allclose(gather(D * 2), want * 2), "an operation converts to replica first"
+    assert np.isclose(D.sum(), want.sum())
+    assert np.allclose(gather(redistribute(D, codistributor1d())), want)
+    # replica -> mode -> replica gives the values back; the other copies hold the identity
+    M = changeMode(R, mode)
+    assert M.mode == mode
+    assert np.allclose(gather(changeMode(M, "replica")), want)
+    assert np.allclose(gather(M), want)
+    return "ok"
+
+
+@pytest.mark.parametrize("labs", [1, 2, 3, 4])
+@pytest.mark.parametrize("mode", ["sum", "max", "min", "prod"])
+def test_modes_combine_overlapping_partial_values(pools, labs, mode):
+    r = spmd_run(modes_case, mode, pool=pools(labs), timeout=100)
+    assert [r[k] for k in range(1, labs + 1)] == ["ok"] * labs
+
+
+def histogram_case() -> tuple:
+    """Each lab counts its own samples into the whole histogram; the sum mode adds them."""
+    n, lab = numlabs(), labindex()
+    samples = np.random.default_rng(lab).integers(0, 20, size=1000)
+    mine = np.bincount(samples, minlength=20).astype(np.int64)
+    c = codistributorChunks({k: [(slice(None),)] for k in range(1, n + 1)}, (20,))
+    H = codistributed.build([mine], c, mode="sum")
+    total = gplus(mine)
+    R = changeMode(H, "replica")
+    return bool(np.array_equal(getLocalPart(R)[0], total)), bool(np.array_equal(gather(H), total)), \
+        int(H.sum()), str(R.dtype)
+
+
+def test_partial_histograms_in_sum_mode(pools):
+    r = spmd_run(histogram_case, pool=pools(4), timeout=60)
+    for k in range(1, 5):
+        assert r[k] == (True, True, 4000, "int64")
+
+
+def halos_case(dim: int, w: int) -> dict:
+    n, lab = numlabs(), labindex()
+    shape = (10, 9)
+    c = codistributor1d(dim, None, shape, halo=w)
+    X = np.arange(90.0).reshape(shape)
+    D = codistributed(X, c)
+    L = getLocalPart(D)
+    (k, own, local), = c.ownedPieces(lab, n)
+    L[product_index(local)] += 1000 * lab  # change only the cells this lab owns
+    Y = gather(D)  # the owners' values
+    updateHalos(D)
+    stored = c.localSelection(lab, n)
+    ok = bool(np.array_equal(getLocalPart(D), Y[product_index(stored)]))
+    talks = [b for b, moves in enumerate(lab_moves(c, c, n, lab, False, True).sends, start=1) if moves]
+    return {"ok": ok, "talks": talks, "shape": L.shape}
+
+
+@pytest.mark.parametrize("labs", [1, 2, 3, 5])
+@pytest.mark.parametrize("dim,w", [(1, 1), (2, 1), (1, 2)])
+def test_update_halos_refreshes_from_the_owners_and_talks_to_neighbours_only(pools, labs, dim, w):
+    r = spmd_run(halos_case, dim, w, pool=pools(labs), timeout=60)
+    for lab in range(1, labs + 1):
+        assert r[lab]["ok"]
+        neighbours = [b for b in (lab - 1, lab + 1) if 1 <= b <= labs]
+        assert r[lab]["talks"] == neighbours
+    if labs == 3 and (dim, w) == (1, 1):  # rows [0:4], [4:7], [7:10] with one halo row inside
+        assert [r[k]["shape"] for k in (1, 2, 3)] == [(5, 9), (5, 9), (4, 9)]
+
+
+def block_halos_case() -> bool:
+    """A 2-D board on a 2x2 grid of labs, one cell of halo all round (corners included)."""
+    n, lab = numlabs(), labindex()
+    c = codistributorBlocks((4, 5), np.array([[1, 2], [3, 4]]), (8, 10), halo=1)
+    X = np.arange(80.0).reshape(8, 10)
+    D = codistributed(X, c)
+    L = getLocalPart(D)
+    (k, own, local), = c.ownedPieces(lab, n)
+    L[product_index(local)] *= -1
+    updateHalos(D)
+    return bool(np.array_equal(getLocalPart(D), (-X)[product_index(c.localSelection(lab, n))]))
+
+
+def test_update_halos_of_a_block_layout_fills_edges_and_corners(pools):
+    r = spmd_run(block_halos_case, pool=pools(4), timeout=60)
+    assert [r[k] for k in range(1, 5)] == [True] * 4
+
+
+# --------------------------------------------------------------------------- bad input
+BAD = [
+    ("codistributed.zeros(7, 11, codistributorBlocks((2, 2), np.array([[1, 5]])))",
+     r"ValueError.*lab 5.*labs are numbered 1\.\.4 as in MATLAB"),
+    ("codistributorBlocks((2, 0), 'blockrow')", r"ValueError.*block size must be >= 1"),
+    ("codistributed.zeros((10,), codistributorChunks({1: [slice(0, 4)], 2: [slice(5, 10)]}))",
+     r"ValueError: index 4 is in no chunk of the index map"),
+    ("codistributed.zeros((10,), codistributorChunks({1: [slice(0, 12)]}))", r"ValueError.*out of bounds"),
+    ("changeMode(codistributed.zeros(10), 'avg')", r"ValueError.*mode must be one of 'replica', 'sum'"),
+    ("codistributed.build([np.zeros(3)], codistributorChunks({k: [slice(0, 3)] for k in range(1, 5)}, (3,)), "
+     "mode='mean')", r"ValueError.*mode must be one of"),
+    ("updateHalos(codistributed.build([np.zeros(3)], codistributorChunks({k: [slice(0, 3)] for k in range(1, 5)}, "
+     "(3,)), mode='sum'))", r"ValueError.*'sum' mode"),
+    ("codistributed.build([np.zeros(3 if labindex() != 2 else 4)], "
+     "codistributorChunks({k: [slice(0, 3)] for k in range(1, 5)}, (3,)))", r"ValueError.*lab 2 has local part"),
+]
+
+
+@pytest.mark.parametrize("code,message", BAD)
+def test_bad_input_is_one_clear_error_on_every_lab_and_the_pool_lives(pools, code, message):
+    pool = pools(4)
+    body = ("import numpy as np\n"
+            "from spmdlab import *\n"
+            f"x = {code}\n")
+    with pytest.raises(SpmdError) as info:
+        spmdlab.spmd_run(lambda: exec(body, {}), pool=pool, timeout=60)
+    text = str(info.value)
+    # Every lab makes the same check; a lab that gets there later may be stopped by the
+    # first one's error first. A check one lab alone can fail is combined: all report it.
+    assert text.startswith("Error detected on labs 1-4" if "labindex()" in code else "Error detected on lab"), text
+    assert re.search(message, text, re.S), text
+    assert [spmd_run(labindex, pool=pool, timeout=30)[k] for k in range(1, 5)] == [1, 2, 3, 4]
+
+
+# --------------------------------------------------------------------------- at the client
+def test_distributed_arrays_in_the_new_layouts_at_the_client(pools):
+    pool = pools(3)
+    X = np.arange(77.0).reshape(7, 11)
+    for c in (codistributorBlocks((2, 3), "cycliccol"), codistributor1d(1, None, None, halo=1),
+              codistributorChunks({1: [(slice(0, 4), slice(None))], 2: [(slice(3, 7), slice(None))],
+                                   3: [(slice(0, 2), slice(0, 3)), (slice(5, 7), slice(2, 11))]})):
+        D = distributed(X, c, pool=pool)
+        assert np.array_equal(gather(D), X)
+        assert np.array_equal(gather(D * 2 + 1), X * 2 + 1)
+        assert np.isclose(float(gather(D.sum())), X.sum())
+        assert np.array_equal(gather(D.redistribute(codistributor1d(2))), X)
