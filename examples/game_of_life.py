@@ -1,15 +1,17 @@
-"""Conway's Game of Life on a codistributed grid: rows split over the labs, halo rows exchanged each step.
+"""Conway's Game of Life on a codistributed grid: rows split over the labs, with a halo row.
 
 The board is a torus (the top row touches the bottom row, the left column the right
-one). It is codistributed by rows (codistributor1d(1)): lab k stores a band of whole
-rows. A cell's next state depends on its 8 neighbours, so before each generation a lab
-needs the last row of the lab above and the first row of the lab below ("halo rows"):
+one). It is codistributed by rows with a halo of one row (codistributor1d(1, [], size,
+halo=1)): lab k stores a band of whole rows plus a copy of the nearest row of the lab
+above and of the lab below, and updateHalos(G) refreshes those copies from their
+owners before each generation (a cell's next state depends on its 8 neighbours):
 
-    lab k-1  [ ...rows... ; L ]  --L-->  lab k  [ F ; ...rows... ; B ]  <--F'--  lab k+1  [ F' ; ... ]
-                                         pads its band to [ L ; F ... B ; F' ]
+    lab k-1  [ ...rows... ; L ]          lab k  [ L' ; F ...rows... B ; F' ]          lab k+1  [ F' ; ... ]
+                                         (L' and F': copies of L and F', kept by updateHalos)
 
-On the torus the lab above lab 1 is lab numlabs, so every lab has both neighbours
-(with one lab, it is its own neighbour). After the given number of generations the
+A halo exists only between neighbouring pieces of the array, so the torus' seam (the
+bottom row of lab numlabs above the top row of lab 1) is one labSendReceive between
+those two labs (with one lab, its own rows). After the given number of generations the
 board must be identical, cell for cell, to the same rule applied serially in numpy.
 
 Run:  python examples/game_of_life.py [--labs N] [--size ROWS] [--generations G]
@@ -20,14 +22,13 @@ from spmdlab import (
     codistributed,
     codistributor1d,
     gather,
-    getCodistributor,
     getLocalPart,
-    globalIndices,
     labindex,
     labSendReceive,
     numlabs,
     parpool,
     spmd,
+    updateHalos,
 )
 
 from common import check, check_equal, labs_text, parse_args, report
@@ -57,22 +58,28 @@ def life_step(padded):
 with parpool(args.labs):
     with spmd():
         # board is a client value: every lab gets a copy, and codistributed() keeps only
-        # this lab's band of rows (MATLAB: codistributed(board, codistributor1d(1))).
-        G = codistributed(board, codistributor1d(1))
-        band = getLocalPart(G)
-        my_rows = globalIndices(G, 1)                   # 0-based global row numbers
-        above = (labindex() - 2) % numlabs() + 1        # labs are 1..numlabs; wrap around
-        below = labindex() % numlabs() + 1
+        # this lab's band of rows and its halo rows.
+        G = codistributed(board, codistributor1d(1, None, board.shape, halo=1))
+        band = getLocalPart(G)                          # the stored array: writes go into G
+        me, n = labindex(), numlabs()
         for generation in range(generations):
-            # My last row goes down while the row above mine comes in; then the reverse.
-            halo_above = labSendReceive(below, above, band[-1:])
-            halo_below = labSendReceive(above, below, band[:1])
-            band = life_step(np.vstack([halo_above, band, halo_below]))
-        G = codistributed.build(band, getCodistributor(G))
-        population = int(G.sum())                       # a reduction over the whole grid
+            updateHalos(G)                              # the halo rows between neighbours
+            # The torus' seam: lab 1's row above is lab n's last row, and lab n's row
+            # below is lab 1's first row (lab 1 has no halo above, lab n none below).
+            if n == 1:
+                padded = np.vstack([band[-1:], band, band[:1]])
+            elif me == 1:
+                padded = np.vstack([labSendReceive(n, n, band[:1]), band])
+            elif me == n:
+                padded = np.vstack([band, labSendReceive(1, 1, band[-1:])])
+            else:
+                padded = band
+            band[1 if me > 1 else 0:len(band) - (1 if me < n else 0)] = life_step(padded)
+        population = int(G.sum())                       # a reduction: each cell once, halos ignored
 
     final = gather(G)
-    owned = [(int(r[0]), int(r[-1]) + 1) for r in my_rows]
+    ends = np.cumsum(G.codistributor.Partition)         # each lab's own rows, start:end
+    owned = [(int(e - p), int(e)) for p, e in zip(G.codistributor.Partition, ends)]
     alive = population[1]
 
 # Serial numpy: the same rule on the whole board, wrapping rows with np.pad.

@@ -1,15 +1,19 @@
-"""1-D heat equation: explicit finite differences on a codistributed vector, halos via labSendReceive.
+"""1-D heat equation: explicit finite differences on a codistributed vector with a halo.
 
     u_t = u_xx on [0, 1],   u(0, t) = u(1, t) = 0,   u(x, 0) = sin(pi x) + 0.5 sin(3 pi x)
 
 Each step replaces every inner point by u[i] + r (u[i-1] - 2 u[i] + u[i+1]), with
-r = dt / dx^2 <= 1/2 for stability. The vector is codistributed: lab k stores one
-contiguous piece. To update the ends of its piece a lab needs one value from each
-neighbour (its "halo"), so every step starts with two labSendReceive calls:
+r = dt / dx^2 <= 1/2 for stability. The vector is codistributed with a halo of one
+point: lab k stores its own contiguous piece plus one copy of each neighbour's nearest
+point, and updateHalos(u) refreshes those copies from their owners (one message to each
+neighbour, nothing else):
 
-    lab k-1  [ ......... a ]      lab k  [ b ......... c ]      lab k+1  [ d ......... ]
-                         a ------------> (a arrives as lab k's left halo)
-                                                      (d arrives as lab k's right halo) <-- d
+    lab k-1  [ ......... a | b ]      lab k  [ a | b ......... c | d ]      lab k+1  [ c | d ......... ]
+                                             (a and d: lab k's halo, owned by its neighbours)
+
+So each step is two lines: refresh the halo, then update every point that has both
+neighbours in the local part (at the ends of the whole vector u(0) and u(1) stay fixed).
+The README shows the hand-written labSendReceive version this replaces.
 
 The result must equal the same scheme run serially on the whole vector in numpy, and
 approximate the exact solution exp(-pi^2 t) sin(pi x) + 0.5 exp(-9 pi^2 t) sin(3 pi x).
@@ -20,14 +24,12 @@ import numpy as np
 
 from spmdlab import (
     codistributed,
+    codistributor1d,
     gather,
-    getCodistributor,
     getLocalPart,
-    labindex,
-    labSendReceive,
-    numlabs,
     parpool,
     spmd,
+    updateHalos,
 )
 
 from common import check, check_close, labs_text, parse_args, report
@@ -51,37 +53,21 @@ def explicit_step(u, r):
 
 with parpool(args.labs):
     with spmd():
-        # The grid and the initial condition, built on the labs: every lab computes
-        # only its own piece (numpy ufuncs on a codistributed array stay distributed).
-        x = codistributed.linspace(0.0, 1.0, npoints)
+        # The grid and the initial condition, built on the labs in the halo layout: every
+        # lab computes only its own piece (numpy ufuncs on a codistributed array keep its
+        # layout, halo included).
+        halo = codistributor1d(1, None, (npoints,), halo=1)
+        x = codistributed.linspace(0.0, 1.0, npoints, codist=halo)
         u = initial(x)
-        mine = getLocalPart(u)
-        me, n = labindex(), numlabs()
-        left = me - 1 if me > 1 else None       # None: no neighbour, nothing to send
-        right = me + 1 if me < n else None
+        mine = getLocalPart(u)          # the stored array itself: writes go into u
         for step in range(steps):
-            # Halo exchange. First call: my last value goes right while the left
-            # neighbour's last value comes in. Second call: the mirror image.
-            # (labSendReceive pairs the send with the receive, so no lab waits forever.)
-            from_left = labSendReceive(right, left, mine[-1:])
-            from_right = labSendReceive(left, right, mine[:1])
-            # Pad with the halos; at the outer boundary pad with our own value (unused).
-            padded = np.concatenate([mine[:1] if left is None else from_left, mine,
-                                     mine[-1:] if right is None else from_right])
-            new = explicit_step(padded, r)
-            if left is None:
-                new[0] = mine[0]                # u(0, t) = 0 stays fixed
-            if right is None:
-                new[-1] = mine[-1]              # u(1, t) = 0 stays fixed
-            mine = new
-        # Wrap the local pieces up as one codistributed vector again, same layout.
-        u = codistributed.build(mine, getCodistributor(u))
-        pieces = len(mine)
+            updateHalos(u)              # each halo point from the lab that owns it
+            mine[1:-1] = explicit_step(mine, r)
 
     # u is codistributed on every lab, so at the client it is a `distributed` array;
-    # gather() brings the whole vector here.
+    # gather() brings the whole vector here (each point from its owner, once).
     result = gather(u)
-    sizes = list(pieces)
+    sizes = u.codistributor.Partition
 
 # Serial numpy: the same scheme on the whole vector.
 xs = np.linspace(0.0, 1.0, npoints)
