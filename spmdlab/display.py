@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from .layoutbase import box_text, selection_size
 from .protocol import Summary
 
 __all__ = ["composite_html", "distributed_html", "summary_cells"]
@@ -75,7 +76,12 @@ def distributed_html(d: Any) -> str:
             sl = codist.localSlices(lab, numlabs) if hasattr(codist, "localSlices") else None
         except Exception:
             sl = None
-        if sl is not None:
+        if codist.isChunked(numlabs):  # a list of chunks (chunk maps, blocks off the grid)
+            sels = codist.chunkSelections(lab, numlabs)
+            shown = ", ".join(box_text(sel) for sel in sels[:4]) + (", ..." if len(sels) > 4 else "")
+            part = f"{len(sels)} chunk{'s' if len(sels) != 1 else ''}: {shown}"
+            local = tuple(tuple(selection_size(x) for x in sel) for sel in sels)
+        elif sl is not None:
             part = "[" + ", ".join(f"{s.start}:{s.stop}" for s in sl) + "]"
             local = tuple(s.stop - s.start for s in sl)
         else:

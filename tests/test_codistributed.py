@@ -257,7 +257,7 @@ def test_redistribute_keeps_dtype_and_rejects_bad_layouts(pools):
     with pytest.raises(SpmdError, match=r"labs 1-4[\s\S]*ValueError[\s\S]*2-D arrays only"):
         with spmd(pool=P):
             H = redistribute(codistributed.zeros((2, 3, 4)), codistributor2dbc())
-    with pytest.raises(SpmdError, match=r"labs 1-4[\s\S]*TypeError[\s\S]*codistributor1d or codistributor2dbc"):
+    with pytest.raises(SpmdError, match=r"labs 1-4[\s\S]*TypeError[\s\S]*codistributor1d, codistributor2dbc, codistributorBlocks or codistributorChunks"):
         with spmd(pool=P):
             H = redistribute(D, "1d")
 
@@ -438,7 +438,7 @@ BAD_CONSTRUCTOR_CALLS = [
     (lambda: codistributed.ones(3, (2, 2)), TypeError, "not a mix"),
     (lambda: codistributed.zeros(3, 3, "no-such-type"), TypeError, "unexpected argument"),
     (lambda: codistributed.zeros(3, 3, object()), TypeError, "unexpected argument"),
-    (lambda: codistributed.zeros(3, codist="1d"), TypeError, "codistributor1d or codistributor2dbc"),
+    (lambda: codistributed.zeros(3, codist="1d"), TypeError, "codistributor1d, codistributor2dbc, codistributorBlocks or codistributorChunks"),
     (lambda: codistributed.zeros(3, codistributor1d(), codist=codistributor1d()), TypeError, "given twice"),
     (lambda: codistributed.zeros(3, "int8", dtype="int16"), TypeError, "given twice"),
     (lambda: codistributed.zeros(3, 4, dtype="nonsense"), TypeError, "dtype"),
@@ -471,10 +471,10 @@ BAD_CONSTRUCTOR_CALLS = [
     (lambda: codistributed.linspace("a", 1), TypeError, "numbers"),
     (lambda: codistributed.linspace(0, 1, -3), ValueError, ">= 0"),
     (lambda: codistributed.linspace(0, 1, 2.5), TypeError, "whole numbers"),
-    (lambda: codistributed(np.zeros(3), "2dbc"), TypeError, "codistributor1d or codistributor2dbc"),
+    (lambda: codistributed(np.zeros(3), "2dbc"), TypeError, "codistributor1d, codistributor2dbc, codistributorBlocks or codistributorChunks"),
     (lambda: codistributed(5), ValueError, "0-d"),
     (lambda: codistributed(np.array([None])), ValueError, "plain data"),
-    (lambda: codistributed.build(np.zeros(3), 7), TypeError, "codistributor1d or"),
+    (lambda: codistributed.build(np.zeros(3), 7), TypeError, "codistributor1d, codistributor2dbc, codistributorBlocks or"),
     (lambda: codistributed.build(np.zeros((2, 2)), codistributor1d(1, None, (3, 2))), ValueError,
      "lab 1 has \\(2, 2\\), expected \\(3, 2\\)"),
 ]

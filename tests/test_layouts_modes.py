@@ -215,3 +215,7 @@ def test_distributed_arrays_in_the_new_layouts_at_the_client(pools):
         assert np.array_equal(gather(D * 2 + 1), X * 2 + 1)
         assert np.isclose(float(gather(D.sum())), X.sum())
         assert np.array_equal(gather(D.redistribute(codistributor1d(2))), X)
+        page = D._repr_html_()  # the notebook display: every lab's part and the picture
+        assert "<svg" in page and "Lab 3" in page
+        if isinstance(c, codistributorChunks):
+            assert "2 chunks: [0:2, 0:3], [5:7, 2:11]" in page
