@@ -163,10 +163,9 @@ def updateHalos(D: Any) -> Any:
     ...     updateHalos(U)                # U's local part: its 25 cells and 1 each side
     """
     what = "updateHalos"
-    known = getattr(D, "_halo_moves", None)  # (layout, (lab, numlabs), moves) of the last call
-    if known is not None and known[0] is D._codist and known[1] == here() and D._mode == "replica":
-        moves = known[2]
-    else:
+    known = getattr(D, "_halo_moves", None)  # (layout, (lab, numlabs), moves, local, direct)
+    if known is None or known[0] is not D._codist or known[1] != here() or D._mode != "replica" \
+            or known[3] is not D._local:
         D = need(D, what)
         lab, n = _check_labs(D, what)
         if D.mode != "replica":
@@ -175,10 +174,40 @@ def updateHalos(D: Any) -> Any:
         if is_plain(D._codist):
             return D
         moves = lab_moves(D._codist, D._codist, n, lab, False, True)
-        D._halo_moves = (D._codist, (lab, n), moves)
-    parts = D._local if isinstance(D._local, list) else [D._local]
-    exchange(parts, parts, moves, None, what)
+        direct = None if isinstance(D._local, list) else _direct([D._local], moves)  # a list may change
+        known = D._halo_moves = (D._codist, (lab, n), moves, D._local, direct)
+    direct = known[4]
+    if direct is None:
+        parts = parts_of(D)
+        exchange(parts, parts, known[2], None, what)
+        return D
+    # the common case, every halo one contiguous block: straight from and into the array
+    c = comm.private_comm(what)
+    BYTE = comm.MPI.BYTE
+    requests = []
+    for peer, recv, send in direct:
+        if recv is not None:
+            requests.append(c.Irecv([recv, BYTE], peer, _TAG))
+        if send is not None:
+            requests.append(c.Isend([send, BYTE], peer, _TAG))
+    comm.wait_every(requests, what, keep=(D._local,))
     return D
+
+
+def _direct(parts: list, moves: LabMoves) -> Optional[list]:
+    """``[(peer, region received, region sent)]`` as views of ``parts`` when this lab's
+    moves are one contiguous region each way per peer and none to itself; else None."""
+    if moves.own:
+        return None
+    out = []
+    for p in moves.peers:
+        recv = parts[p.recv_at[0]][p.recv_at[1]] if p.recvs and p.recv_at is not None else None
+        send = parts[p.send_at[0]][p.send_at[1]] if p.sends and p.send_at is not None else None
+        if (p.recvs and (recv is None or not recv.flags.c_contiguous)) or \
+                (p.sends and (send is None or not send.flags.c_contiguous)):
+            return None
+        out.append((p.peer, recv, send))
+    return out
 
 
 def changeMode(D: Any, mode: str) -> Any:
