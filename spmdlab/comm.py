@@ -206,12 +206,18 @@ def wait(request: MPI.Request, what: str, keep: tuple = ()) -> MPI.Status:
     try:
         return _poll(lambda: status if request.Test(status) else None, what)
     except BaseException:
+        _give_up([request], keep)
+        raise
+
+
+def _give_up(requests: list[MPI.Request], keep: tuple) -> None:
+    """Cancel unfinished requests and keep them, with ``keep``, until they complete."""
+    for request in requests:
         try:
             request.Cancel()
         except MPI.Exception:
             pass
         abandon(request, (keep,))
-        raise
 
 
 def wait_all(requests: list[MPI.Request], what: str, keep: tuple = ()) -> None:
@@ -227,12 +233,7 @@ def wait_every(requests: list[MPI.Request], what: str, keep: tuple = ()) -> None
     try:
         _poll(lambda: True if MPI.Request.Testall(requests) else None, what)
     except BaseException:
-        for request in requests:
-            try:
-                request.Cancel()
-            except MPI.Exception:
-                pass
-            abandon(request, (keep,))
+        _give_up(requests, keep)
         raise
 
 

@@ -25,6 +25,7 @@ from spmdlab import (
     codistributorChunks,
     distributed,
     gather,
+    getCodistributor,
     getLocalPart,
     gplus,
     labindex,
@@ -219,3 +220,28 @@ def test_distributed_arrays_in_the_new_layouts_at_the_client(pools):
         assert "<svg" in page and "Lab 3" in page
         if isinstance(c, codistributorChunks):
             assert "2 chunks: [0:2, 0:3], [5:7, 2:11]" in page
+
+
+def halo_then_fail() -> None:
+    D = codistributed.zeros((40, 3), codistributor1d(1, None, (40, 3), halo=1))
+    updateHalos(D)
+    if labindex() == 1:
+        raise RuntimeError("lab 1 stops before the second refresh")
+    updateHalos(D)  # the others wait here for lab 1, until the abort ends the wait
+
+
+def halo_after() -> bool:
+    D = codistributed(np.arange(120.0).reshape(40, 3), codistributor1d(1, None, (40, 3), halo=1))
+    getLocalPart(D)[...] += labindex()  # halo cells too: with this lab's number, not their owner's
+    changed = gather(D)  # each element from its owner
+    updateHalos(D)
+    c = getCodistributor(D)
+    return bool(np.array_equal(getLocalPart(D), changed[product_index(c.localSelection(labindex(), numlabs()))]))
+
+
+def test_an_error_while_others_wait_in_update_halos_leaves_the_pool_usable(pools):
+    pool = pools(4)
+    with pytest.raises(SpmdError, match=r"Error detected on lab 1[\s\S]*RuntimeError: lab 1 stops[\s\S]*updateHalos"):
+        spmd_run(halo_then_fail, pool=pool, timeout=60)
+    r = spmd_run(halo_after, pool=pool, timeout=60)
+    assert [r[k] for k in range(1, 5)] == [True] * 4
