@@ -245,3 +245,54 @@ def test_an_error_while_others_wait_in_update_halos_leaves_the_pool_usable(pools
         spmd_run(halo_then_fail, pool=pool, timeout=60)
     r = spmd_run(halo_after, pool=pool, timeout=60)
     assert [r[k] for k in range(1, 5)] == [True] * 4
+
+
+def random_maps_case(seed: int) -> str:
+    """Random covering index maps (overlaps, several chunks per lab, labs with none) and
+    random block layouts: every move between them, in every mode, equals numpy."""
+    n = numlabs()
+    rng = np.random.default_rng(seed)
+    shape = tuple(int(x) for x in rng.integers(1, 9, size=int(rng.integers(1, 4))))
+
+    def random_map() -> dict:
+        imap: dict = {k: [] for k in range(1, n + 1)}
+        for lab_ in rng.integers(1, n + 1, size=int(rng.integers(1, 4))):  # a few random boxes
+            box = []
+            for s in shape:
+                a, b = sorted(int(v) for v in rng.integers(0, s + 1, size=2))
+                box.append(slice(a, b))
+            imap[int(lab_)].append(tuple(box))
+        stripes = codistributor1d.defaultPartition(shape[0], n)  # and a cover of the whole array
+        start = 0
+        for k, size in enumerate(stripes, start=1):
+            imap[k].append((slice(start, start + size),) + (slice(None),) * (len(shape) - 1))
+            start += size
+        for k in imap:
+            rng.shuffle(imap[k])
+        return imap
+
+    X = rng.random(shape)
+    layouts_ = [codistributorChunks(random_map(), shape), codistributorChunks(random_map(), shape),
+                codistributorBlocks(tuple(int(b) for b in rng.integers(1, 4, size=len(shape))),
+                                    rng.integers(1, n + 1, size=(2,) * len(shape)), shape),
+                codistributor1d(len(shape), None, shape, halo=int(rng.integers(0, 3)))]
+    for a in layouts_:
+        D = codistributed(X, a)
+        for b in layouts_:
+            R = redistribute(D, b)
+            lab = labindex()
+            for part, sel in zip(getLocalPart(R) if isinstance(getLocalPart(R), list) else [getLocalPart(R)],
+                                 b.complete(shape, n).chunkSelections(lab, n)):
+                assert np.array_equal(part, X[product_index(sel)]), (seed, a, b)
+        for mode in ("sum", "max"):
+            M = changeMode(D, mode)
+            assert np.allclose(gather(M), X), (seed, a, mode)
+            assert np.allclose(gather(changeMode(M, "replica")), X), (seed, a, mode)
+    return "ok"
+
+
+@pytest.mark.parametrize("labs", [2, 3, 5])
+def test_random_index_maps_and_block_layouts_move_exactly(pools, labs):
+    for seed in range(12):
+        r = spmd_run(random_maps_case, seed, pool=pools(labs), timeout=100)
+        assert [r[k] for k in range(1, labs + 1)] == ["ok"] * labs
