@@ -43,6 +43,8 @@ _subcomms: dict[int, MPI.Intracomm] = {}
 # process grid (issue 12, dense linear algebra); freed on renewal
 _grid_comms: dict[tuple, tuple] = {}
 _block: MPI.Intracomm | None = None
+# id(block communicator) -> the library's duplicate of it for point-to-point moves
+_private: dict[int, MPI.Intracomm] = {}
 # Requests of aborted operations, with their buffers: kept alive until the request has
 # completed (a cancelled receive at once; a send once matched), so MPI can never write
 # into reused memory; completed ones are dropped at each renewal.
@@ -57,6 +59,7 @@ def init() -> tuple[int, int]:
     global _base, _current, _staging_limit
     _base = MPI.COMM_WORLD.Dup()
     _current = _base.Dup()
+    _make_private(_current)
     _unlink_shared_files()
     _staging_limit = int(settings.load().staging_mb * 2 ** 20)
     if _staging_limit:
@@ -100,7 +103,11 @@ def renew() -> None:
     _graveyard.extend((request, keep) for request, keep in _self_sends)
     _self_sends.clear()
     _free_grid_comms()
+    for private in _private.values():
+        _free(private)
+    _private.clear()
     _current = _base.Dup()
+    _make_private(_current)
     for c in old:
         _free(c)
     _reap()
@@ -140,6 +147,7 @@ def enter_block(nlabs: int) -> MPI.Intracomm | None:
         if nlabs not in _subcomms:
             group = _current.Get_group().Range_incl([(0, nlabs - 1, 1)])
             _subcomms[nlabs] = _current.Create_group(group, tag=nlabs)
+            _make_private(_subcomms[nlabs])
             group.Free()
             if _staging_limit:
                 _note_node(_subcomms[nlabs])
@@ -272,20 +280,17 @@ def grid_comms(key: tuple, myrow: int, mycol: int, what: str) -> tuple[MPI.Intra
     return row, col
 
 
-def private_comm(what: str) -> MPI.Intracomm:
-    """A duplicate of the running block's communicator for the library's own
+def private_comm(what: str = "") -> MPI.Intracomm:
+    """The library's own duplicate of the running block's communicator, for its
     point-to-point messages (halo updates, chunk moves), so that they can never match a
-    user's ``labReceive`` of any tag. Collective, made once per block communicator
-    (after an interruptible barrier, as :func:`grid_comms`), freed in :func:`renew`."""
-    c = block()
-    k = (id(c), "private")
-    found = _grid_comms.get(k)
-    if found is not None:
-        return found[0]
-    wait(c.Ibarrier(), what)
-    dup = c.Dup()
-    _grid_comms[k] = (dup,)
-    return dup
+    user's ``labReceive`` of any tag. Made with the block communicator itself (every lab
+    takes part in that), never lazily: a lab with nothing to send must not have to join
+    a collective the others start."""
+    return _private[id(block())]
+
+
+def _make_private(c: MPI.Intracomm) -> None:
+    _private[id(c)] = c.Dup()
 
 
 def _free_grid_comms() -> None:

@@ -296,3 +296,37 @@ def test_random_index_maps_and_block_layouts_move_exactly(pools, labs):
     for seed in range(12):
         r = spmd_run(random_maps_case, seed, pool=pools(labs), timeout=100)
         assert [r[k] for k in range(1, labs + 1)] == ["ok"] * labs
+
+
+def astype_of_partial_sums() -> tuple:
+    n = numlabs()
+    c = codistributorChunks({k: [(slice(None),)] for k in range(1, n + 1)}, (3,))
+    D = codistributed.build([np.full(3, 0.5)], c, mode="sum")  # each element: 0.5 * numlabs
+    return gather(D.astype(np.int64)).tolist(), D.astype(np.int64).mode, D.copy().mode
+
+
+def test_astype_of_a_sum_mode_array_converts_the_sum(pools):
+    r = spmd_run(astype_of_partial_sums, pool=pools(4), timeout=60)
+    assert r[1] == ([2, 2, 2], "replica", "sum")  # int(0.5 + 0.5 + 0.5 + 0.5), not 4 * int(0.5)
+
+
+def first_exchange_with_an_idle_lab() -> list:
+    """Lab 2 holds nothing, so it exchanges nothing, in a halo update and in a move."""
+    c = codistributor1d(1, [5, 0, 5], (10,), halo=1)
+    D = codistributed(np.arange(10.0), c)
+    a = codistributorChunks({1: [slice(0, 5)], 3: [slice(5, 10)]}, (10,))
+    b = codistributorChunks({1: [slice(5, 10)], 3: [slice(0, 5)]}, (10,))
+    E = redistribute(codistributed(np.arange(10.0), a), b)
+    total = gplus(1)  # a collective right after: every lab must be past the move
+    whole = gather(E)
+    updateHalos(D)
+    return getLocalPart(D).tolist() + [x.tolist() for x in getLocalPart(E)] + [whole.tolist(), total]
+
+
+def test_a_lab_with_nothing_to_exchange_does_not_hang_the_first_exchange():
+    # a fresh pool: the first exchange of the pool makes the library's communicator
+    with spmdlab.Pool(3) as pool:
+        r = spmd_run(first_exchange_with_an_idle_lab, pool=pool, timeout=30)
+        whole = list(range(10))
+        assert [r[k] for k in (1, 2, 3)] == [[0, 1, 2, 3, 4, 5, [5, 6, 7, 8, 9], whole, 3], [whole, 3],
+                                             [4, 5, 6, 7, 8, 9, [0, 1, 2, 3, 4], whole, 3]]

@@ -21,6 +21,7 @@ from .matmul import matmul, np_dot
 from .reductions import arg_reduce, mean_of, no_extras, reduce_along, var_of
 from .registry import implements, lookup
 from .reshape import cumulative, nonzero_of, reshape_to, squeeze_axes, transpose_axes
+from .reshard import changeMode
 from .transfer import redistribute
 
 __all__ = ["CodistOps"]
@@ -226,6 +227,13 @@ class CodistOps(CodistArray):
     @property
     def imag(self) -> Any:
         return elementwise("imag", np.imag, [self])
+
+    def astype(self, dtype: Any, copy: bool = True) -> Any:
+        """The same array converted to ``dtype`` (each lab converts its own part; partial
+        values of a combining mode are combined first, as the conversion of a sum is
+        not the sum of the conversions)."""
+        src = self if self._mode == "replica" else changeMode(self, "replica")
+        return CodistArray.astype(src, dtype, copy)
 
     def conj(self) -> Any:
         """The complex conjugate; as ``ndarray.conj``, the same array for real dtypes."""
