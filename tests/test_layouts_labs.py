@@ -122,6 +122,11 @@ def run_layout_case(shape: tuple, name: str) -> str:
     S = np.sin(D) + D
     check_stored(S, np.sin(X) + X, "np.sin(D) + D")
     same(gather(D > 3), X > 3, "D > 3")
+    check_stored(D.clip(2, 4), np.clip(X, 2, 4), "D.clip(2, 4)")
+    same(gather(np.clip(D, 2, 4)), np.clip(X, 2, 4), "np.clip(D, 2, 4)")
+    same(gather(np.where(D > 3, D, 0)), np.where(X > 3, X, 0), "np.where")
+    check_stored(abs(-D), X, "abs(-D)")
+    check_stored((D * 1j).real, X * 0, "(D * 1j).real")
     # with an operand in the default layout: computed there, moved back
     F = codistributed(X)
     G = D + F

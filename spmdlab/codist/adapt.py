@@ -104,11 +104,12 @@ def restore(result: Any, like: CodistArray) -> Any:
     return result
 
 
-def adapted_call(fn: Callable, operands: tuple, kwargs: dict, compute: Callable) -> Any:
+def adapted_call(fn: Optional[Callable], operands: tuple, kwargs: dict, compute: Callable) -> Any:
     """An elementwise operation with operands that need adapting: chunk by chunk when
-    ``chunkwise`` can, else ``compute(plain operands, plain kwargs)`` moved back to the
-    first adapted operand's layout."""
-    done = chunkwise(fn, operands, kwargs) if not kwargs.get("out") else None
+    ``chunkwise`` can (``fn`` the numpy function; None: never), else
+    ``compute(plain operands, plain kwargs)`` moved back to the first adapted operand's
+    layout."""
+    done = chunkwise(fn, operands, kwargs) if fn is not None and not kwargs.get("out") else None
     if done is not None:
         return done
     like = next(x for x in operands if needs_adapting(x))
@@ -116,8 +117,9 @@ def adapted_call(fn: Callable, operands: tuple, kwargs: dict, compute: Callable)
     return restore(compute(pargs, pkwargs), like)
 
 
-def on_elementwise(fn: Callable, method: Callable, reflected: bool = False) -> Callable:
-    """An elementwise ``method`` (numpy function ``fn``) for arrays in any layout."""
+def on_elementwise(fn: Optional[Callable], method: Callable, reflected: bool = False) -> Callable:
+    """An elementwise ``method`` (numpy function ``fn``, or None when it has none that
+    ``chunkwise`` could apply) for arrays in any layout."""
     @functools.wraps(method)
     def call(*args: Any, **kwargs: Any) -> Any:
         if not _any_adapting(args, kwargs):

@@ -423,7 +423,7 @@ for _name, _fn in {"__abs__": np.absolute, "conj": np.conjugate, "conjugate": np
 for _name, _fn in {"real": np.real, "imag": np.imag}.items():
     setattr(CodistOps, _name, property(on_elementwise(_fn, getattr(CodistOps, _name).fget)))
 for _name in ("clip", "round"):
-    setattr(CodistOps, _name, on_elementwise(lambda *a, **k: None, getattr(CodistOps, _name)))
+    setattr(CodistOps, _name, on_elementwise(None, getattr(CodistOps, _name)))
 for _name, _fn in _INPLACE.items():
     setattr(CodistOps, _name, on_inplace(_fn, getattr(CodistOps, _name)))
 for _name in ("__imatmul__", "__setitem__"):
