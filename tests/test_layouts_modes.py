@@ -113,14 +113,15 @@ def histogram_case() -> tuple:
     H = codistributed.build([mine], c, mode="sum")
     total = gplus(mine)
     R = changeMode(H, "replica")
+    K = codistributed(H)  # a copy keeps the mode
     return bool(np.array_equal(getLocalPart(R)[0], total)), bool(np.array_equal(gather(H), total)), \
-        int(H.sum()), str(R.dtype)
+        int(H.sum()), str(R.dtype), K.mode, bool(np.array_equal(gather(K), total))
 
 
 def test_partial_histograms_in_sum_mode(pools):
     r = spmd_run(histogram_case, pool=pools(4), timeout=60)
     for k in range(1, 5):
-        assert r[k] == (True, True, 4000, "int64")
+        assert r[k] == (True, True, 4000, "int64", "sum", True)
 
 
 def halos_case(dim: int, w: int) -> dict:
@@ -183,6 +184,9 @@ BAD = [
      "mode='mean')", r"ValueError.*mode must be one of"),
     ("updateHalos(codistributed.build([np.zeros(3)], codistributorChunks({k: [slice(0, 3)] for k in range(1, 5)}, "
      "(3,)), mode='sum'))", r"ValueError.*'sum' mode"),
+    ("codistributed.build([np.zeros(3)], codistributorChunks({k: [slice(0, 3)] + ([slice(0, 1)] if k == 4 and "
+     "labindex() == 2 else []) for k in range(1, 5)}, (3,)), mode='sum')",
+     r"ValueError.*use the same codistributor on every lab"),
     ("codistributed.build([np.zeros(3 if labindex() != 2 else 4)], "
      "codistributorChunks({k: [slice(0, 3)] for k in range(1, 5)}, (3,)))", r"ValueError.*lab 2 has local part"),
 ]

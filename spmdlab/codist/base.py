@@ -65,7 +65,7 @@ def numlabs_of(c: Codistributor) -> int:
 def is_plain(c: Any) -> bool:
     """True for MATLAB's two layouts without halos: one array per lab, every element
     stored once. The operations of the layers below work on these; the others (halos,
-    blocks, chunk maps) go through ``reshard`` (docs/design.md §14)."""
+    blocks, chunk maps) reach them through ``reshard`` and ``adapt`` (docs/design.md §8, §12)."""
     return isinstance(c, codistributor2dbc) or (isinstance(c, codistributor1d) and not c.Halo)
 
 

@@ -160,6 +160,8 @@ class CodistConstructors(CodistArray):
         if isinstance(X, CodistArray):
             source = redistribute(X, codist) if codist is not None else X.copy()
             self._local, self._codist = source._local, source._codist
+            if source._mode != "replica":
+                self._mode = source._mode
             return
         lab, n = here()
         X = np.asarray(X)
@@ -203,7 +205,7 @@ class CodistConstructors(CodistArray):
         check_codist_arg(codist, what)
         check_mode(mode, what)
         lab, n = here()
-        if isinstance(L, (list, tuple)) or (codist is not None and not is_plain(codist)) or mode != "replica":
+        if (codist is not None and not is_plain(codist)) or mode != "replica":
             return cls._build_chunks(L, codist, mode, noCommunication, what)
         L = np.asarray(L)
         error = check_dtype(L.dtype)
@@ -278,8 +280,9 @@ class CodistConstructors(CodistArray):
                 raise ValueError(f"{what}: {error}")
             infos = [(dtype, None)] * n
         else:
-            infos = allgather_objects((dtype, error_entry(error)), what)
+            infos = allgather_objects((dtype, error_entry(error), codist), what)
             raise_combined([i[1] for i in infos], what)
+            check_same_codist([i[2] for i in infos], what)
         dtypes = {i[0] for i in infos if i[0] is not None}
         if len(dtypes) > 1:
             detail = ", ".join(f"lab {k + 1}: {np.dtype(i[0])}" for k, i in enumerate(infos) if i[0] is not None)
