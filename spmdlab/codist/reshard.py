@@ -17,6 +17,7 @@ between the labs that exchange something, on the library's own communicator:
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
 
 import numpy as np
@@ -134,6 +135,13 @@ def _whole_on_every_lab(codist: Any, n: int) -> bool:
                for sels in (codist.chunkSelections(k, n) for k in range(1, n + 1)))
 
 
+def _copies(codist: Any, n: int) -> float:
+    """How many copies of each element a layout stores, on average."""
+    size = math.prod(codist.GlobalSize)
+    stored = sum(math.prod(sel_len(x) for x in sel) for k in range(1, n + 1) for sel in codist.chunkSelections(k, n))
+    return stored / size if size else 1.0
+
+
 def reshard(D: CodistArray, target: Any, what: str = "redistribute") -> Any:
     """``D`` (any layout, any mode) as a replica-mode array laid out by the complete
     codistributor ``target``. Each element goes from its one owner to every lab that
@@ -144,6 +152,12 @@ def reshard(D: CodistArray, target: Any, what: str = "redistribute") -> Any:
         # every lab holds the whole array once (partial histograms): one Allreduce
         total = allreduce(parts_of(D)[0], D.mode, what)
         return _wrap(D, [total], target, n)
+    if combine and not is_plain(target) and _copies(D._codist, n) > 2:
+        # many copies of each element: combine them once, at one owner each, then send
+        # the sums out (Allreduce's reduce-scatter and allgather), rather than every copy
+        # to every holder
+        middle = reshard(D, default_layout(tuple(D.shape), n), what)
+        return reshard(middle, target, what)
     op = COMBINE[D.mode] if combine else None
     moves = lab_moves(D._codist, target, n, lab, combine, False)
     dst = _empty_parts(target, lab, n, D.dtype, identity(D.mode, D.dtype) if combine else None)
