@@ -47,9 +47,9 @@ import numpy as np
 from .checks import check_lab, check_numlabs, is_int
 from .layoutbase import (
     IndexLike,
-    LayoutBase,
     Piece,
     Selection,
+    SizedLayout,
     box_text,
     broadcast_index,
     check_gsize,
@@ -81,7 +81,7 @@ def _block_slices(index: Sequence[int], bs: Sequence[int], gsize: Sequence[int])
     return tuple(slice(int(i) * b, min(m, (int(i) + 1) * b)) for i, b, m in zip(index, bs, gsize))
 
 
-class codistributorBlocks(LayoutBase):
+class codistributorBlocks(SizedLayout):
     """Blocks of ``blocksize`` assigned to labs by a rule or an array (Dagger.jl's ``Blocks``).
 
     ``codistributorBlocks(blocksize, assignment='blockrow', gsize=None, *, halo=0)``; see
@@ -136,7 +136,6 @@ class codistributorBlocks(LayoutBase):
         # per lab: per-dimension block indices (a grid) or an (nblocks, ndim) array of block indices
         self._grid: Dict[int, Tuple[np.ndarray, ...]] = {}
         self._offgrid: Dict[int, np.ndarray] = {}
-        self._completions: Dict[int, "codistributorBlocks"] = {}  # _ready's copies of an incomplete layout
 
     def _check_shape(self, g: Tuple[int, ...]) -> None:
         if not g:
@@ -166,19 +165,9 @@ class codistributorBlocks(LayoutBase):
         return self._name if self._name is not None else self._array.copy()
 
     @property
-    def GlobalSize(self) -> Optional[Tuple[int, ...]]:
-        """Global shape, or None if not yet known."""
-        return self._gsize
-
-    @property
     def Halo(self) -> int:
         """Halo width (cells stored around a lab's box on each interior side)."""
         return self._halo
-
-    @property
-    def NumLabs(self) -> Optional[int]:
-        """Number of labs the complete layout is for (set by ``complete``), else None."""
-        return self._numlabs
 
     @property
     def BlockOwners(self) -> Optional[np.ndarray]:
@@ -222,19 +211,6 @@ class codistributorBlocks(LayoutBase):
         out._assign()
         return out
 
-    def isComplete(self) -> bool:
-        """True when GlobalSize and NumLabs are set."""
-        return self._gsize is not None and self._numlabs is not None
-
-    def _ready(self, numlabs: int) -> "codistributorBlocks":
-        n = check_numlabs(numlabs)
-        if self._gsize is None:
-            raise ValueError(f"{_NAME} is not complete (GlobalSize unknown); call complete(gsize, numlabs) first")
-        if self._numlabs != n:
-            if n not in self._completions:
-                self._completions[n] = self.complete(self._gsize, n)
-            return self._completions[n]
-        return self
 
     def _assign(self) -> None:
         """BlockOwners and each lab's blocks (as a grid where they form one)."""

@@ -39,9 +39,9 @@ import numpy as np
 from .checks import check_lab, check_numlabs, is_int
 from .layoutbase import (
     IndexLike,
-    LayoutBase,
     Piece,
     Selection,
+    SizedLayout,
     box_text,
     broadcast_index,
     check_gsize,
@@ -148,7 +148,7 @@ def _resolve(chunk: Tuple[slice, ...], gsize: Tuple[int, ...], lab: int, k: int)
     return tuple(lo), tuple(hi)
 
 
-class codistributorChunks(LayoutBase):
+class codistributorChunks(SizedLayout):
     """A layout given by a chunk map (CuPy's ``index_map``): ``{lab: [chunk, ...]}``.
 
     ``codistributorChunks(index_map, gsize=None)``; the global size may come later from
@@ -202,16 +202,6 @@ class codistributorChunks(LayoutBase):
         return {lab: [tuple(slice(a, b) for a, b in zip(*box)) for box in boxes]
                 for lab, boxes in self._boxes.items()}
 
-    @property
-    def GlobalSize(self) -> Optional[Tuple[int, ...]]:
-        """Global shape, or None if not yet known."""
-        return self._gsize
-
-    @property
-    def NumLabs(self) -> Optional[int]:
-        """Number of labs the complete layout is for (set by ``complete``), else None."""
-        return self._numlabs
-
     def _key(self) -> tuple:
         chunks = tuple((lab, tuple(tuple((s.start, s.stop) for s in ch) for ch in chs))
                        for lab, chs in self.IndexMap.items())
@@ -239,17 +229,6 @@ class codistributorChunks(LayoutBase):
             out._normalize()
         return out
 
-    def isComplete(self) -> bool:
-        """True when GlobalSize and NumLabs are set."""
-        return self._gsize is not None and self._numlabs is not None
-
-    def _ready(self, numlabs: int) -> "codistributorChunks":
-        n = check_numlabs(numlabs)
-        if self._gsize is None:
-            raise ValueError(f"{_NAME} is not complete (GlobalSize unknown); call complete(gsize, numlabs) first")
-        if self._numlabs != n:
-            return self.complete(self._gsize, n)
-        return self
 
     # ---- the protocol
     def isChunked(self, numlabs: int) -> bool:

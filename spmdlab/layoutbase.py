@@ -17,10 +17,11 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .checks import dim_to_axis, is_int
+from .checks import check_numlabs, dim_to_axis, is_int
 
 __all__ = ["numroc", "Selection", "IndexLike", "Piece", "check_gsize", "int_array", "normalize_index",
-           "index_out", "broadcast_index", "runs_text", "selection_size", "box_text", "chunked_error", "LayoutBase"]
+           "index_out", "broadcast_index", "runs_text", "selection_size", "box_text", "chunked_error", "LayoutBase",
+           "SizedLayout"]
 
 Selection = Union[slice, np.ndarray]
 IndexLike = Union[int, np.ndarray, Sequence[Any]]
@@ -214,3 +215,41 @@ class LayoutBase:
         sel = self.localSelection(lab, numlabs)
         shape = self.localShape(lab, numlabs)
         return [(0, sel, tuple(slice(0, s) for s in shape))]
+
+
+class SizedLayout(LayoutBase):
+    """A layout that learns its global size and its number of labs together, at
+    ``complete`` (blocks, chunk maps): ``GlobalSize``, ``NumLabs``, ``isComplete`` and
+    ``_ready``, which keeps the completed copy for each lab count it was asked for."""
+
+    _gsize: Optional[Tuple[int, ...]]
+    _numlabs: Optional[int]
+
+    @property
+    def GlobalSize(self) -> Optional[Tuple[int, ...]]:
+        """Global shape, or None if not yet known."""
+        return self._gsize
+
+    @property
+    def NumLabs(self) -> Optional[int]:
+        """Number of labs the complete layout is for (set by ``complete``), else None."""
+        return self._numlabs
+
+    def isComplete(self) -> bool:
+        """True when GlobalSize and NumLabs are set."""
+        return self._gsize is not None and self._numlabs is not None
+
+    def complete(self, gsize: Sequence[int], numlabs: int) -> "SizedLayout":
+        raise NotImplementedError
+
+    def _ready(self, numlabs: int) -> "SizedLayout":
+        n = check_numlabs(numlabs)
+        if self._gsize is None:
+            raise ValueError(f"{type(self).__name__} is not complete (GlobalSize unknown); "
+                             "call complete(gsize, numlabs) first")
+        if self._numlabs == n:
+            return self
+        copies = self.__dict__.setdefault("_completions", {})
+        if n not in copies:
+            copies[n] = self.complete(self._gsize, n)
+        return copies[n]
