@@ -17,6 +17,7 @@ between the labs that exchange something, on the library's own communicator:
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Optional
 
@@ -129,12 +130,14 @@ def _check_labs(D: CodistArray, what: str) -> tuple:
     return lab, n
 
 
+@functools.lru_cache(maxsize=64)
 def _whole_on_every_lab(codist: Any, n: int) -> bool:
     full = tuple(slice(0, s) for s in codist.GlobalSize)
     return all(len(sels) == 1 and all(isinstance(x, slice) and x == f for x, f in zip(sels[0], full))
                for sels in (codist.chunkSelections(k, n) for k in range(1, n + 1)))
 
 
+@functools.lru_cache(maxsize=64)
 def _copies(codist: Any, n: int) -> float:
     """How many copies of each element a layout stores, on average."""
     size = math.prod(codist.GlobalSize)
