@@ -52,6 +52,20 @@ def test_a_stopped_lab_is_named_at_the_users_line():
     assert running_where(_frames(script, "/home/me/helper.py")) == "running line 11 of /home/me/helper.py"
     assert running_where(_frames("<frozen importlib._bootstrap>")) == "running"
     assert running_where([]) == "running"
+    # a "<string>" that installed code compiled (a dataclass's __init__) is not the user's ...
+    frames = _frames(script, f"{purelib}/x/y.py", sysconfig.get_paths()["stdlib"] + "/dataclasses.py", "<string>")
+    assert running_where(frames) == f"running line 10 of {script}"
+    # ... but a function of the user's that installed code calls back is
+    frames = _frames(script, f"{purelib}/scipy/optimize/_minimize.py", "/home/me/cost.py", "<string>")
+    assert running_where(frames) == "running line 13 of <string>"
+    import linecache
+
+    linecache.cache["<pmode-991>"] = (20, None, ["x = 1\n"] * 20, "<pmode-991>")
+    frames = _frames(script, f"{purelib}/scipy/optimize/_minimize.py", "<pmode-991>")
+    assert running_where(frames) == "running line 12 of <pmode-991>"  # typed input is the user's
+    library = "/site/spmdlab/codist/registry.py"
+    frames = _frames(script, library, "<string>")
+    assert running_where(frames, lambda name: name.startswith("/site/spmdlab/")) == f"running line 10 of {script}"
 
 
 STOPPED = '''\
