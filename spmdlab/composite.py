@@ -113,13 +113,12 @@ class Composite:
             yield self[lab]
 
     def __repr__(self) -> str:
-        lines = [f"Composite with {self._n} element{'s' if self._n != 1 else ''}:"]
+        head = f"Composite with {self._n} element{'s' if self._n != 1 else ''}"
         pool = self._pool
         if pool is not None and (pool.state == "closed" or pool.generation != self._generation):
-            lines[0] = (f"Composite with {self._n} element{'s' if self._n != 1 else ''} (its pool was "
-                        f"{'closed' if pool.state == 'closed' else 'restarted'}: the values are lost):")
-        lines += [f"Lab {lab}: {describe(self._summaries.get(lab))}" for lab in range(1, self._n + 1)]
-        return "\n".join(lines)
+            return f"{head} (its pool was {'closed' if pool.state == 'closed' else 'restarted'}: the values are lost)"
+        return "\n".join([f"{head}:"] + [f"Lab {lab}: {describe(self._summaries.get(lab))}"
+                                         for lab in range(1, self._n + 1)])
 
     def _repr_html_(self) -> str:
         from .display import composite_html

@@ -22,7 +22,7 @@ def summary_cells(summary: Summary | None) -> tuple[str, str, str]:
     if summary is None:
         return ("", "", "No data")
     if summary.kind == "array":
-        return (f"ndarray {summary.type_name}", str(summary.shape), "")
+        return (f"ndarray {summary.type_name}", str(summary.shape), summary.text or "")
     if summary.kind == "scalar":
         return (summary.type_name, "", summary.text or "")
     if summary.kind == "codist":
@@ -51,15 +51,18 @@ def _pool_note(pool: Any, generation: int) -> str:
 
 
 def composite_html(c: Any) -> str:
-    """A Composite as a table: one row per lab with class, size and value (when short)."""
+    """A Composite as a table: one row per lab with class, size and value (when short);
+    of a closed pool, only that its values are lost."""
     n = len(c)
+    title = f"<b>Composite</b> with {n} element{'s' if n != 1 else ''}"
+    lost = _pool_note(c._pool, c._generation)
+    if lost:
+        return _STYLE + f'<div class="spmdlab">{title}{lost}</div>'
     rows = []
     for lab in range(1, n + 1):
         cls, size, value = (html.escape(t) for t in summary_cells(c._summaries.get(lab)))
         rows.append([f"{_swatch(lab)}Lab {lab}", cls, size, value])
-    title = f"<b>Composite</b> with {n} element{'s' if n != 1 else ''}"
-    return (_STYLE + f'<div class="spmdlab">{title}{_pool_note(c._pool, c._generation)}'
-            + _table(["lab", "class", "size", "value"], rows) + "</div>")
+    return _STYLE + f'<div class="spmdlab">{title}' + _table(["lab", "class", "size", "value"], rows) + "</div>"
 
 
 def distributed_html(d: Any) -> str:
