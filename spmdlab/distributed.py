@@ -46,6 +46,7 @@ from .labcalls import (
     to_codistributed,
     ufunc_method,
 )
+from .preview import corner_text, fetch_corner
 from .protocol import Call, Get, Input, Set, Summary
 from .values import is_handle, register_handle
 
@@ -359,12 +360,18 @@ class distributed:
         head = f"distributed array, shape {self._shape}, dtype {self._dtype}, on {labs}\n  {self._codist!r}"
         if self._pool.state == "closed" or self._pool.generation != self._generation:
             return head + "\n  (data lost: the pool stopped)"
-        if self.size <= 100 and self._pool.state == "idle":
-            try:
-                return head + "\n  " + np.array2string(self.gather(), separator=", ").replace("\n", "\n  ")
-            except Exception:  # a repr must not fail
-                pass
-        return head
+        values = self._values_text()
+        return head if values is None else head + "\n  " + values.replace("\n", "\n  ")
+
+    def _values_text(self) -> Optional[str]:
+        """The values as numpy's repr shows them (a small array whole, a big one's corners),
+        only those elements fetched; None while the pool is busy or gone."""
+        if self._pool.state != "idle" or self._pool.generation != self._generation:
+            return None
+        try:
+            return corner_text(*fetch_corner(self._pool, self._key, self._nlabs, self._shape, self._dtype))
+        except Exception:  # a display must not fail
+            return None
 
     def _repr_html_(self) -> str:
         from .display import distributed_html

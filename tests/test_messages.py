@@ -190,24 +190,19 @@ def test_composite_of_a_closed_pool_shows_no_values():
         assert "they are lost" in page and "<table" not in page and "14.0" not in page
 
 
-def _arrays(x):
-    if isinstance(x, np.ndarray):
-        yield x
-    elif isinstance(x, (list, tuple)):
-        for v in x:
-            yield from _arrays(v)
-
-
 @pytest.mark.timeout(120)
 def test_distributed_display_shows_a_corner_of_the_values(pools, monkeypatch):
+    from spmdlab.preview import corner_part
+
     P = pools(2)
     fetched: list = []
     real = P.request_many
 
     def counting(messages, *args, **kwargs):  # the values the labs send back for the display
         replies = real(messages, *args, **kwargs)
-        fetched.extend(np.size(v) for r in replies.values() if r.kind == "value"
-                       for v in _arrays(r.result))
+        for lab, message in messages.items():
+            if getattr(message, "fn", None) is corner_part:
+                fetched.extend(values.size for _, values in replies[lab].result[1])
         return replies
 
     monkeypatch.setattr(P, "request_many", counting)

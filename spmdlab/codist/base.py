@@ -165,6 +165,12 @@ class CodistArray:
         combined). See ``changeMode``."""
         return self._mode
 
+    @property
+    def codistributor(self) -> Codistributor:
+        """The array's (complete) codistributor, as ``getCodistributor(D)`` and as the
+        client's ``distributed`` handle names it."""
+        return self._codist
+
     def _map_local(self: A, fn: Any) -> A:
         """The same layout and mode with ``fn`` applied to every stored array."""
         if isinstance(self._local, Chunks):
