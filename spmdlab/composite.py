@@ -128,6 +128,10 @@ class Composite:
     def __bool__(self) -> bool:
         raise TypeError("a Composite has one value per lab; index it (c[1]) to test a value")
 
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError("cannot pickle a Composite: it is a handle to values held by the labs, which end "
+                        "with the pool; pickle its values instead: list(c), or c[i] for lab i's")
+
 
 def exist(c: Composite, lab: int | None = None) -> bool:
     """MATLAB's ``exist(c, lab)``; without ``lab``, True if any lab holds a value."""

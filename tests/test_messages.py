@@ -16,7 +16,6 @@ from conftest import run_script
 
 import spmdlab
 from spmdlab import (
-    Composite,
     codistributed,
     codistributor1d,
     codistributor2dbc,
@@ -29,7 +28,6 @@ from spmdlab import (
     spmd,
 )
 from spmdlab.errors import SpmdError
-from spmdlab.protocol import Summary
 from spmdlab.values import describe, summarize
 
 # ---- where a stopped lab was: the user's line, never importlib's or an installed module's -----
@@ -248,9 +246,9 @@ def test_2dbc_display_shows_global_indices_not_counts():
 def test_layout_pictures_keep_the_aspect_ratio():
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
-    from spmdlab.layout_plot import layout_svg
-
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from spmdlab.layout_plot import layout_svg
 
     def box_ratio(codist) -> float:
         fig = spmdlab.plot_layout(codist)

@@ -26,7 +26,8 @@ from ..codistributor_blocks import codistributorBlocks
 from ..codistributor_chunks import codistributorChunks
 
 __all__ = ["NOVALUE", "CODISTRIBUTORS", "MODES", "CodistArray", "here", "numlabs_of", "check_codist_arg",
-           "complete", "check_dtype", "need", "layout_text", "describe", "is_plain", "parts_of", "check_mode", "Chunks"]
+           "complete", "check_dtype", "need", "layout_text", "describe", "is_plain", "parts_of", "check_mode", "Chunks",
+           "sparse_error"]
 
 _LIBRARY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # spmdlab/
 
@@ -111,6 +112,15 @@ def check_dtype(dtype: np.dtype) -> Optional[str]:
         return (f"arrays of dtype {dtype} cannot be codistributed: elements must be "
                 "plain data (numbers, bools, fixed-width strings), not Python objects")
     return None
+
+
+def sparse_error(x: Any) -> Optional[str]:
+    """Why ``x``, a scipy.sparse matrix or array, cannot be codistributed; else None."""
+    sparse = sys.modules.get("scipy.sparse")  # not imported: x cannot be one
+    if sparse is None or not sparse.issparse(x):
+        return None
+    return ("scipy.sparse matrices are not supported yet (sparse codistributed arrays are planned); "
+            "pass S.toarray() for a dense array")
 
 
 def layout_text(codist: Codistributor) -> str:
