@@ -24,8 +24,8 @@ from .output import Collector, Printer, Ticker, grid_columns, nlabs
 
 WORKSPACE = "pmode"
 # Client-side names not imported on the labs (they start pools or hold lab handles).
-_CLIENT_ONLY = {"spmd", "spmd_run", "parpool", "gcp", "Pool", "Composite", "exist", "distributed", "plot_layout",
-                "load_ipython_extension", "unload_ipython_extension"}
+_CLIENT_ONLY = {"spmd", "spmd_run", "parpool", "gcp", "delete", "Pool", "Composite", "exist", "distributed",
+                "plot_layout", "load_ipython_extension", "unload_ipython_extension"}
 NUMPY_LINEWIDTH = 75  # numpy's default, restored on the labs when the grid layout is left
 
 
