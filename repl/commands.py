@@ -154,8 +154,8 @@ def parse(line: str, numlabs: int) -> Command | None:
     raise CommandError(f"unknown command 'pmode {sub}'; type 'pmode help' for the list")
 
 
-_SPMD_WITH = re.compile(r"^\s*with\s+(\w+\.)?spmd\s*\(", re.M)
-_POOL_CALL = re.compile(r"^\s*(\w+\s*=\s*)?(\w+\.)?(parpool|Pool|gcp)\s*\(", re.M)
+_SPMD_WITH = re.compile(r"^\s*with\s+(\w+\.)?spmd\s*[(:]", re.M)
+_POOL_CALL = re.compile(r"^\s*(\w+\s*=\s*)?(\w+\.)?(parpool|Pool|gcp|delete\s*\(\s*gcp)\s*[()]", re.M)
 
 
 def lab_hint(source: str) -> str | None:

@@ -24,8 +24,8 @@ from .output import Collector, Printer, Ticker, grid_columns, nlabs
 
 WORKSPACE = "pmode"
 # Client-side names not imported on the labs (they start pools or hold lab handles).
-_CLIENT_ONLY = {"spmd", "spmd_run", "parpool", "gcp", "Pool", "Composite", "exist", "distributed", "plot_layout",
-                "load_ipython_extension", "unload_ipython_extension"}
+_CLIENT_ONLY = {"spmd", "spmd_run", "parpool", "gcp", "delete", "Pool", "Composite", "exist", "distributed",
+                "plot_layout", "load_ipython_extension", "unload_ipython_extension"}
 NUMPY_LINEWIDTH = 75  # numpy's default, restored on the labs when the grid layout is left
 
 
@@ -316,9 +316,9 @@ class PmodeSession:
         """``pmode layout D``: which lab owns which part of D, in terminal colours."""
         from spmdlab.layout_plot import layout_text, ownership
 
-        tmp = "__spmdlab_layout"
-        src = (f"{tmp} = (getCodistributor({cmd.labvar}), {cmd.labvar}.shape) "
-               f"if iscodistributed({cmd.labvar}) else None\n")
+        tmp, v = "__spmdlab_layout", cmd.labvar
+        src = (f"try:\n    {tmp} = {v}\nexcept NameError:\n    {tmp} = 'undefined'\nelse:\n"
+               f"    {tmp} = (getCodistributor({tmp}), {tmp}.shape) if iscodistributed({tmp}) else None\n")
         try:
             outcome = self.run_block(None, source=src, filename="<pmode-layout>", outputs=[tmp], composites=True)
             if outcome is None:
@@ -326,9 +326,10 @@ class PmodeSession:
             handle = outcome.values.get(tmp)
             with self._busy:
                 value = handle[1] if handle is not None and handle.exist(1) else None
-            if value is None:
+            if value is None or value == "undefined":
                 self.had_error = True
-                self.printer.line(f"pmode layout: {cmd.labvar} is not a codistributed array on the labs", "error")
+                what = "defined" if value == "undefined" else "a codistributed array"
+                self.printer.line(f"pmode layout: {cmd.labvar} is not {what} on the labs", "error")
                 return
             text = layout_text(ownership(value[0], value[1]), width=max(8, self.printer.width() - 2),
                                color=self.printer.color)

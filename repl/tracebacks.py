@@ -7,25 +7,18 @@ library and site-packages: numpy's internals, say) go too, so an error in
 from __future__ import annotations
 
 import re
-import sysconfig
 
 from spmdlab.errors import RemoteError
+from spmdlab.frames import installed_dirs, is_installed
 
 _FRAME = re.compile(r'  File "(?P<file>.*)", line \d+(?P<func>, in )?')
 
 
-def installed_dirs() -> tuple[str, ...]:
-    """Where this Python keeps the standard library and installed packages."""
-    paths = sysconfig.get_paths()
-    return tuple(sorted({paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if paths.get(k)}))
-
-
 def is_user_file(filename: str, hidden: tuple[str, ...]) -> bool:
     """``<pmode-3>`` and the user's own files are shown; installed code (and the
-    interpreter's frozen modules, ``<frozen _sitebuiltins>``) is not."""
-    if filename.startswith("<"):
-        return not filename.startswith("<frozen ")
-    return not any(filename == d or filename.startswith(d.rstrip("/") + "/") for d in hidden)
+    interpreter's frozen modules, ``<frozen _sitebuiltins>``, and compiled Cython modules of
+    installed packages, ``numpy/random/_generator.pyx``) is not."""
+    return not is_installed(filename, hidden)
 
 
 def user_frames(text: str, hidden: tuple[str, ...] | None = None) -> str:

@@ -27,6 +27,7 @@ from .codistributor import codistributor, codistributor1d, codistributor2dbc, co
 from .composite import Composite, NoDataError, exist
 from .distributed import distributed, isdistributed
 from .errors import LabDiedError, PoolError, RemoteError, SpmdError, SpmdSourceError, SpmdTimeoutError
+from .habits import delete
 from .layout_plot import plot_layout
 from .messaging import (
     gcat,
@@ -62,7 +63,7 @@ _NUMERICS = ("fft", "fft2", "fftn", "ifft", "ifft2", "ifftn",
 
 __all__ = [
     # pools and blocks
-    "Pool", "gcp", "parpool", "spmd", "spmd_run",
+    "Pool", "gcp", "parpool", "delete", "spmd", "spmd_run",
     # values on the labs
     "Composite", "NoDataError", "exist",
     # the lab API

@@ -113,13 +113,12 @@ class Composite:
             yield self[lab]
 
     def __repr__(self) -> str:
-        lines = [f"Composite with {self._n} element{'s' if self._n != 1 else ''}:"]
+        head = f"Composite with {self._n} element{'s' if self._n != 1 else ''}"
         pool = self._pool
         if pool is not None and (pool.state == "closed" or pool.generation != self._generation):
-            lines[0] = (f"Composite with {self._n} element{'s' if self._n != 1 else ''} (its pool was "
-                        f"{'closed' if pool.state == 'closed' else 'restarted'}: the values are lost):")
-        lines += [f"Lab {lab}: {describe(self._summaries.get(lab))}" for lab in range(1, self._n + 1)]
-        return "\n".join(lines)
+            return f"{head} (its pool was {'closed' if pool.state == 'closed' else 'restarted'}: the values are lost)"
+        return "\n".join([f"{head}:"] + [f"Lab {lab}: {describe(self._summaries.get(lab))}"
+                                         for lab in range(1, self._n + 1)])
 
     def _repr_html_(self) -> str:
         from .display import composite_html
@@ -128,6 +127,10 @@ class Composite:
 
     def __bool__(self) -> bool:
         raise TypeError("a Composite has one value per lab; index it (c[1]) to test a value")
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError("cannot pickle a Composite: it is a handle to values held by the labs, which end "
+                        "with the pool; pickle its values instead: list(c), or c[i] for lab i's")
 
 
 def exist(c: Composite, lab: int | None = None) -> bool:

@@ -1,14 +1,17 @@
 """Rich (HTML) displays of Composites and distributed arrays for notebooks.
 
-Built only from what the client already knows (the summaries the labs sent back, the
-codistributor): showing a Composite never asks the labs for its values.
+Built from what the client already knows (the summaries the labs sent back, the
+codistributor): showing a Composite never asks the labs for its values; a distributed
+array's display asks only for the elements numpy's repr would show (``preview``).
 """
 from __future__ import annotations
 
 import html
 from typing import Any
 
-from .layoutbase import box_text, selection_size
+import numpy as np
+
+from .layoutbase import box_text, runs_text, selection_size
 from .protocol import Summary
 
 __all__ = ["composite_html", "distributed_html", "summary_cells"]
@@ -22,7 +25,7 @@ def summary_cells(summary: Summary | None) -> tuple[str, str, str]:
     if summary is None:
         return ("", "", "No data")
     if summary.kind == "array":
-        return (f"ndarray {summary.type_name}", str(summary.shape), "")
+        return (f"ndarray {summary.type_name}", str(summary.shape), summary.text or "")
     if summary.kind == "scalar":
         return (summary.type_name, "", summary.text or "")
     if summary.kind == "codist":
@@ -51,15 +54,18 @@ def _pool_note(pool: Any, generation: int) -> str:
 
 
 def composite_html(c: Any) -> str:
-    """A Composite as a table: one row per lab with class, size and value (when short)."""
+    """A Composite as a table: one row per lab with class, size and value (when short);
+    of a closed pool, only that its values are lost."""
     n = len(c)
+    title = f"<b>Composite</b> with {n} element{'s' if n != 1 else ''}"
+    lost = _pool_note(c._pool, c._generation)
+    if lost:
+        return _STYLE + f'<div class="spmdlab">{title}{lost}</div>'
     rows = []
     for lab in range(1, n + 1):
         cls, size, value = (html.escape(t) for t in summary_cells(c._summaries.get(lab)))
         rows.append([f"{_swatch(lab)}Lab {lab}", cls, size, value])
-    title = f"<b>Composite</b> with {n} element{'s' if n != 1 else ''}"
-    return (_STYLE + f'<div class="spmdlab">{title}{_pool_note(c._pool, c._generation)}'
-            + _table(["lab", "class", "size", "value"], rows) + "</div>")
+    return _STYLE + f'<div class="spmdlab">{title}' + _table(["lab", "class", "size", "value"], rows) + "</div>"
 
 
 def distributed_html(d: Any) -> str:
@@ -87,12 +93,22 @@ def distributed_html(d: Any) -> str:
         else:
             idx = codist.localIndices(lab, numlabs)
             local = tuple(len(i) for i in idx)
-            part = f"{' x '.join(str(len(i)) for i in idx)} elements in blocks"
+            part = _index_runs(idx)
         rows.append([f"{_swatch(lab)}Lab {lab}", html.escape(part), html.escape(str(local))])
     try:
         ownership(codist, d.shape)
         picture = f'<div style="margin-top:4px">{layout_svg(d)}</div>'
     except (ValueError, TypeError):
         picture = ""
-    return (_STYLE + f'<div class="spmdlab">{head}{_pool_note(d._pool, d._generation)}'
+    values = d._values_text()
+    shown = f'<pre class="spmdlab-v">{html.escape(values)}</pre>' if values is not None else ""
+    return (_STYLE + f'<div class="spmdlab">{head}{_pool_note(d._pool, d._generation)}{shown}'
             + _table(["lab", "part (global indices)", "local size"], rows) + picture + "</div>")
+
+
+def _index_runs(idx: list) -> str:
+    """``rows [0:10], columns [0:2, 4:6]``: a lab's global indices along each dimension,
+    as runs (a long list shortened as ``[0:64, 128:192, ..., 960:1000] (8 blocks)``)."""
+    labels = (["elements"] if len(idx) == 1 else ["rows", "columns"] if len(idx) == 2
+              else [f"dimension {d}" for d in range(1, len(idx) + 1)])
+    return ", ".join(f"{label} {runs_text(np.asarray(i))}" for label, i in zip(labels, idx))

@@ -30,6 +30,7 @@ from .codist.base import check_dtype as _check_dtype
 from .codist.base import complete as _complete
 from .codist.base import is_plain as _is_plain
 from .codist.base import numlabs_of as _codist_numlabs
+from .codist.base import sparse_error as _sparse_error
 from .codist.regions import copy_region as _copy_region
 from .codist.regions import take as _take
 from .codistributor import codistributor1d
@@ -46,6 +47,7 @@ from .labcalls import (
     to_codistributed,
     ufunc_method,
 )
+from .preview import corner_text, fetch_corner
 from .protocol import Call, Get, Input, Set, Summary
 from .values import is_handle, register_handle
 
@@ -232,6 +234,9 @@ class distributed:
                             "the labs (assign it in spmd to get a distributed)")
         if is_handle(X):
             raise TypeError(f"distributed(X) takes an array, not a {type(X).__name__}")
+        error = _sparse_error(X)
+        if error:
+            raise TypeError(f"distributed(X): {error}")
         pool = pool if pool is not None else gcp()
         pool.ensure_running()
         X = np.asarray(X)
@@ -359,12 +364,18 @@ class distributed:
         head = f"distributed array, shape {self._shape}, dtype {self._dtype}, on {labs}\n  {self._codist!r}"
         if self._pool.state == "closed" or self._pool.generation != self._generation:
             return head + "\n  (data lost: the pool stopped)"
-        if self.size <= 100 and self._pool.state == "idle":
-            try:
-                return head + "\n  " + np.array2string(self.gather(), separator=", ").replace("\n", "\n  ")
-            except Exception:  # a repr must not fail
-                pass
-        return head
+        values = self._values_text()
+        return head if values is None else head + "\n  " + values.replace("\n", "\n  ")
+
+    def _values_text(self) -> Optional[str]:
+        """The values as numpy's repr shows them (a small array whole, a big one's corners),
+        only those elements fetched; None while the pool is busy or gone."""
+        if self._pool.state != "idle" or self._pool.generation != self._generation:
+            return None
+        try:
+            return corner_text(*fetch_corner(self._pool, self._key, self._nlabs, self._shape, self._dtype))
+        except Exception:  # a display must not fail
+            return None
 
     def _repr_html_(self) -> str:
         from .display import distributed_html
@@ -380,6 +391,20 @@ class distributed:
     def __iter__(self):
         raise TypeError("iterating over a distributed array would fetch it element by element; "
                         "gather(D) first, or index it")
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise TypeError("a distributed array does not convert to a numpy array implicitly: use gather(D) "
+                        "(fetches the whole array to the client), or run numpy on D itself (it runs on the labs)")
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError("cannot pickle a distributed array: it is a handle to parts held by the labs, which "
+                        "end with the pool; pickle (or np.save) gather(D), the numpy array, instead")
+
+    def __copy__(self) -> "distributed":
+        return self.copy()
+
+    def __deepcopy__(self, memo: Any) -> "distributed":
+        return self.copy()
 
     # ---- numpy ---------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):

@@ -23,6 +23,7 @@ from typing import Any
 
 from . import comm, protocol
 from .errors import RemoteError
+from .frames import running_where
 from .labcalls import Outputs, fill
 from .protocol import (
     Abort,
@@ -386,8 +387,4 @@ class LabServer:
     def _where(exc: BaseException) -> str:
         if isinstance(exc, LabAbort) and exc.waiting:
             return f"waiting in {exc.waiting}"
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if _is_user_frame(f.filename)]
-        if frames:
-            f = frames[-1]
-            return f"running line {f.lineno} of {f.filename}"
-        return "running"
+        return running_where(traceback.extract_tb(exc.__traceback__), lambda name: not _is_user_frame(name))

@@ -212,6 +212,14 @@ def _range_ticks(edges: np.ndarray, limit: int = 12) -> tuple[list[float], list[
     return pos, text
 
 
+def box_aspect(o: Ownership) -> float | None:
+    """Height over width of a picture of a 2-D array: the array's own, within 1/4..4 (a
+    10 x 7 array is drawn taller than wide, a 1000 x 3 one not as a line); None for 1-D."""
+    if len(o.shape) != 2:
+        return None
+    return min(4.0, max(0.25, float(o.row_edges[-1]) / max(float(o.col_edges[-1]), 1.0)))
+
+
 def plot_layout(obj: Any, ax: Any = None, title: str | None = None) -> Any:
     """A matplotlib figure of who owns what: one colour per lab, the lab number in each
     block, block borders for 2dbc, the global index ranges (0-based, ``lo:hi``) on the axes.
@@ -226,11 +234,15 @@ def plot_layout(obj: Any, ax: Any = None, title: str | None = None) -> Any:
         raise ImportError('plot_layout needs matplotlib: pip install "spmdlab[plot]" '
                           "(or pip install matplotlib)") from None
     o = _of(obj)
+    aspect = box_aspect(o)
     if ax is None:
-        fig = Figure(figsize=(6, 6 if len(o.shape) == 2 and o.shape[0] > 1 else 1.6))
+        size = (6.0, 1.6) if aspect is None else (6.0, 6.0 * aspect) if aspect <= 1 else (6.0 / aspect, 6.0)
+        fig = Figure(figsize=(max(size[0], 4.0) + 1.2, size[1] + 1.2))  # room for the title
         ax = fig.add_subplot()
     else:
         fig = ax.figure
+    if aspect is not None:
+        ax.set_box_aspect(aspect)
     shared = o.shared if o.shared is not None else np.zeros(o.owners.shape, dtype=bool)
     colors = ListedColormap([lab_color(lab, light) for light in (False, True) for lab in range(1, o.numlabs + 1)])
     border = ({"edgecolors": "white", "linewidth": 1.5} if o.kind == "1d"
@@ -264,10 +276,14 @@ def plot_layout(obj: Any, ax: Any = None, title: str | None = None) -> Any:
 
 
 def layout_svg(obj: Any, width: int = 240) -> str:
-    """The layout as a small inline SVG (no matplotlib needed), for notebook displays."""
+    """The layout as a small inline SVG (no matplotlib needed), for notebook displays: at
+    most ``width`` pixels on its longer side, with the array's aspect (``box_aspect``)."""
     o = _of(obj)
     rows, cols = int(o.row_edges[-1]), int(o.col_edges[-1])
-    height = max(16, min(width, round(width * rows / max(cols, 1)))) if len(o.shape) == 2 else 24
+    aspect = box_aspect(o)
+    side = width
+    height = 24 if aspect is None else round(side * min(aspect, 1.0))
+    width = side if aspect is None else round(side / max(aspect, 1.0))
     sx, sy = width / max(cols, 1), height / max(rows, 1)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}">']

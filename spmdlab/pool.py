@@ -202,6 +202,8 @@ class Pool:
         if _current.get("pool") is self:
             _current.pop("pool")
 
+    delete = close  # MATLAB's delete(pool)
+
     def __enter__(self) -> "Pool":
         return self
 
@@ -534,22 +536,24 @@ _live_pools: "weakref.WeakSet[Pool]" = weakref.WeakSet()
 _current: dict[str, Pool] = {}
 
 
-def parpool(n: int | None = None, *, replace: bool = False, **options: Any) -> Pool:
+def parpool(n: int | str | None = None, size: int | None = None, *, replace: bool = False, **options: Any) -> Pool:
     """Start a pool of ``n`` labs (default ``SPMDLAB_NUM_LABS``, else the CPU count) and
-    make it the current pool. Usable as ``with parpool(4) as pool:``.
+    make it the current pool. Usable as ``with parpool(4) as pool:``; MATLAB's
+    ``parpool('local', 4)`` works too.
 
     As in MATLAB, a second ``parpool()`` while the current pool is open raises
     PoolError; ``replace=True`` closes the current pool first."""
     from .runtime import refuse_on_lab
 
     refuse_on_lab("parpool")
+    n = settings.requested_size(n, size)
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
         raise ValueError(f"a pool needs a positive whole number of labs, got {n!r}")
     current = _current.get("pool")
     if current is not None and current.state != "closed":
         if not replace:
             raise PoolError(f"a parallel pool with {current.numlabs} lab{'s' if current.numlabs != 1 else ''} "
-                            "is already open; close it first (gcp().close(), or delete(gcp()) in "
+                            "is already open; close it first (gcp().close(), or delete(gcp) as in "
                             "MATLAB), or call parpool(..., replace=True)")
         current.close()
     pool = Pool(n, **options)

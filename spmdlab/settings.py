@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Settings", "load"]
+__all__ = ["Settings", "load", "requested_size", "LOCAL_PROFILES"]
 
 _ENV = {
     "num_labs": ("SPMDLAB_NUM_LABS", int),
@@ -115,6 +115,27 @@ def check_timeout(timeout: object) -> float | None:
     if not (0 < float(timeout) < float("inf")):
         raise ValueError(f"timeout must be a positive, finite number of seconds, got {timeout!r}")
     return float(timeout)
+
+
+LOCAL_PROFILES = ("local", "processes")  # MATLAB's cluster profiles for workers on this machine
+
+
+def requested_size(first: Any, size: Any) -> Any:
+    """The pool size ``parpool(first, size)`` asks for: ``parpool(4)``, or MATLAB's
+    ``parpool('local', 4)`` / ``parpool('Processes')``, the profile named first."""
+    if not isinstance(first, str):
+        if size is not None:
+            raise TypeError(f"parpool takes one pool size, got {first!r} and {size!r}; MATLAB's "
+                            "parpool('local', n) names the profile first")
+        return first
+    if first.lower() in LOCAL_PROFILES:
+        return size
+    if first.lower() == "threads":
+        raise ValueError("parpool('Threads'): spmdlab's labs are processes (one MPI job), there is no "
+                         "thread pool; parpool(n) starts n labs")
+    raise ValueError(f"spmdlab has no cluster profile {first!r}: parpool(n) or parpool('local', n) starts n labs "
+                     "on this machine; for labs on other machines give the launcher settings, e.g. "
+                     "parpool(8, host='0.0.0.0', mpiexec_args=['-f', 'hosts']) (README: Beyond one machine)")
 
 
 def load(**overrides: Any) -> Settings:

@@ -64,7 +64,19 @@ def check_counts(m: Any, n: Any) -> None:
         raise ValueError(f"spmd({m}, {n}): the minimum number of labs exceeds the maximum")
 
 
-class spmd:
+class _NeedsCall(type):
+    """``with spmd:`` (MATLAB writes ``spmd ... end``) gets a hint instead of Python's
+    "does not support the context manager protocol"."""
+
+    def __enter__(cls) -> None:
+        raise TypeError("`with spmd:` needs parentheses in Python: write `with spmd():` for every lab, or "
+                        "`with spmd(n):` for labs 1..n (MATLAB's spmd ... end and spmd(n) ... end)")
+
+    def __exit__(cls, *exc: Any) -> None:
+        return None
+
+
+class spmd(metaclass=_NeedsCall):
     """Run the body of a ``with`` statement on every lab of the pool.
 
     ``spmd()`` uses all labs, ``spmd(n)`` labs 1..n, ``spmd(m, n)`` between m and n labs,

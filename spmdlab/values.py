@@ -18,6 +18,8 @@ from __future__ import annotations
 import types
 from typing import Any, Callable
 
+import numpy as np
+
 from .protocol import Input, Summary
 
 __all__ = ["register_handle", "input_spec", "is_handle", "summarize", "describe", "result_handle"]
@@ -55,6 +57,9 @@ def summarize(value: Any) -> Summary:
             return s
         kind, shape, type_name, text, layout = (tuple(s) + (None,) * 5)[:5]
         return Summary(kind, str(type_name), tuple(shape) if shape is not None else None, text, layout)
+    if isinstance(value, (np.generic, np.ndarray)) and value.ndim == 0:  # D.sum(), gplus(x), a 0-d array
+        kind = "scalar" if isinstance(value, np.generic) else "array"
+        return Summary(kind, _scalar_type(value), () if kind == "array" else None, _scalar_text(value))
     shape = getattr(value, "shape", None)
     dtype = getattr(value, "dtype", None)
     if shape is not None and dtype is not None:
@@ -68,12 +73,25 @@ def summarize(value: Any) -> Summary:
     return Summary("object", type(value).__name__)
 
 
+def _scalar_type(value: Any) -> str:
+    """``float64`` for ``np.float64(1.0)`` and ``np.array(1.0)``; ``str_`` for a numpy string."""
+    return type(value).__name__ if isinstance(value, np.generic) and value.dtype.kind in "USV" else str(value.dtype)
+
+
+def _scalar_text(value: Any) -> str:
+    """A numpy scalar's value as numpy prints it (``66.0``, ``(1+2j)``), strings quoted."""
+    item = value[()] if isinstance(value, np.ndarray) else value
+    text = repr(item.item()) if value.dtype.kind in "USV" else str(item)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def describe(summary: Summary | None) -> str:
     """``Summary("array", "float64", (4, 4))`` -> ``"class = float64, size = (4, 4)"``."""
     if summary is None:
         return "No data"
     if summary.kind == "array":
-        return f"class = {summary.type_name}, size = {summary.shape}"
+        value = f", value = {summary.text}" if summary.text is not None else ""
+        return f"class = {summary.type_name}, size = {summary.shape}{value}"
     if summary.kind == "scalar":
         return f"class = {summary.type_name}, value = {summary.text}"
     if summary.kind == "codist":

@@ -64,7 +64,7 @@ with spmd():
 def test_script_habits_and_a_traceback_without_internals():
     result = run_script(SCRIPT, timeout=90)
     out, err = result.stdout, result.stderr
-    assert "CLOSED Composite with 4 elements (its pool was closed: the values are lost):" in out
+    assert "CLOSED Composite with 4 elements (its pool was closed: the values are lost)\n" in out
     assert "ROOT 2.0 TWICE [3, 5, 7, 9]" in out
     assert sorted(re.findall(r"Lab \d: This lab stores .*", out)) == [
         "Lab 1: This lab stores E[:, 0:2].", "Lab 2: This lab stores E[:, 2:4]."]

@@ -67,6 +67,10 @@ def test_notebook_tour(tmp_path, monkeypatch):
     a_html = cell(nb, "A").outputs[0].data["text/html"]
     assert "<b>distributed</b> array, shape (8, 8), dtype float64" in a_html and "<svg" in a_html
     assert "codistributor2dbc" in a_html
+    assert "[[ 0.,  1.,  2.,  3.,  4.,  5.,  6.,  7.]," in a_html  # the values, fetched for the display
+    assert "<td>rows [0:2, 4:6], columns [2:4, 6:8]</td>" in a_html  # lab 2's part, by its indices
+    s_html = cell(nb, "s").outputs[0].data["text/html"]
+    assert s_html.count("<td>float64</td><td></td><td>2016.0</td>") == 4  # A.sum() on every lab, shown
     assert text_of(cell(nb, "fig = spmdlab.plot_layout")) == \
         "'shape (8, 8), codistributor2dbc over 4 labs'\n"
     assert (tmp_path / "layout.png").exists()

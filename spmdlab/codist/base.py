@@ -26,7 +26,8 @@ from ..codistributor_blocks import codistributorBlocks
 from ..codistributor_chunks import codistributorChunks
 
 __all__ = ["NOVALUE", "CODISTRIBUTORS", "MODES", "CodistArray", "here", "numlabs_of", "check_codist_arg",
-           "complete", "check_dtype", "need", "layout_text", "describe", "is_plain", "parts_of", "check_mode", "Chunks"]
+           "complete", "check_dtype", "need", "layout_text", "describe", "is_plain", "parts_of", "check_mode", "Chunks",
+           "sparse_error"]
 
 _LIBRARY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # spmdlab/
 
@@ -113,6 +114,15 @@ def check_dtype(dtype: np.dtype) -> Optional[str]:
     return None
 
 
+def sparse_error(x: Any) -> Optional[str]:
+    """Why ``x``, a scipy.sparse matrix or array, cannot be codistributed; else None."""
+    sparse = sys.modules.get("scipy.sparse")  # not imported: x cannot be one
+    if sparse is None or not sparse.issparse(x):
+        return None
+    return ("scipy.sparse matrices are not supported yet (sparse codistributed arrays are planned); "
+            "pass S.toarray() for a dense array")
+
+
 def layout_text(codist: Codistributor) -> str:
     """A layout as error messages name it."""
     if isinstance(codist, codistributor1d):
@@ -164,6 +174,12 @@ class CodistArray:
         (they are equal), or ``'sum'``, ``'max'``, ``'min'``, ``'prod'`` (partial values
         combined). See ``changeMode``."""
         return self._mode
+
+    @property
+    def codistributor(self) -> Codistributor:
+        """The array's (complete) codistributor, as ``getCodistributor(D)`` and as the
+        client's ``distributed`` handle names it."""
+        return self._codist
 
     def _map_local(self: A, fn: Any) -> A:
         """The same layout and mode with ``fn`` applied to every stored array."""

@@ -146,9 +146,9 @@ def raise_combined(errors: list, what: str) -> None:
     raise (TypeError if kinds == {"TypeError"} else ValueError)(text)
 
 
-def error_entry(message: Optional[str]) -> Optional[tuple]:
-    """A lab's entry for ``raise_combined``: None, or the error as ('ValueError', text)."""
-    return None if message is None else ("ValueError", message[:600])
+def error_entry(message: Optional[str], kind: str = "ValueError") -> Optional[tuple]:
+    """A lab's entry for ``raise_combined``: None, or the error as (``kind``, text)."""
+    return None if message is None else (kind, message[:600])
 
 
 def check_same_codist(codists: list, what: str) -> None:

@@ -26,6 +26,7 @@ from .base import (
     complete,
     here,
     is_plain,
+    sparse_error,
 )
 from .collectives import allgather_objects, check_same_codist, error_entry, raise_combined
 from .regions import sel_len, take
@@ -164,8 +165,11 @@ class CodistConstructors(CodistArray):
                 self._mode = source._mode
             return
         lab, n = here()
-        X = np.asarray(X)
-        error = check_dtype(X.dtype)
+        error = sparse_error(X)
+        kind = "TypeError" if error else "ValueError"
+        if error is None:
+            X = np.asarray(X)
+            error = check_dtype(X.dtype)
         target = None
         if error is None:
             try:
@@ -173,7 +177,7 @@ class CodistConstructors(CodistArray):
             except (ValueError, TypeError) as exc:
                 error = str(exc)
         if not noCommunication and n > 1:
-            infos = allgather_objects((X.shape, X.dtype.str, error_entry(error), target), what)
+            infos = allgather_objects((X.shape, X.dtype.str, error_entry(error, kind), target), what)
             raise_combined([i[2] for i in infos], what)
             shapes = {(i[0], i[1]) for i in infos}
             if len(shapes) > 1:
@@ -182,7 +186,7 @@ class CodistConstructors(CodistArray):
                                  f"but its size or dtype differs: {detail}")
             check_same_codist([i[3] for i in infos], what)
         elif error is not None:
-            raise ValueError(f"{what}: {error}")
+            raise (TypeError if kind == "TypeError" else ValueError)(f"{what}: {error}")
         self._codist = target
         if not is_plain(target):
             parts = [np.array(take(X, sel), copy=True) for sel in target.chunkSelections(lab, n)]
@@ -192,7 +196,7 @@ class CodistConstructors(CodistArray):
         self._local = part.copy() if np.may_share_memory(part, X) else part
 
     @classmethod
-    def build(cls: Type[A], L: Any, codist: Optional[Codistributor] = None, *,
+    def build(cls: Type[A], L: Any, codist: Optional[Codistributor] = None, flag: Optional[str] = None, *,
               noCommunication: bool = False, mode: str = "replica") -> A:
         """Assemble a codistributed array from each lab's local part ``L``.
 
@@ -200,21 +204,35 @@ class CodistConstructors(CodistArray):
         inferred from the local parts (1-D: along ``Dimension``, default the last one;
         2dbc: from the grid). Local sizes and dtypes are checked across labs with one
         collective; a mismatch raises the same ``ValueError`` on every lab.
+        ``build(L, codist, 'noCommunication')`` (MATLAB's spelling of
+        ``noCommunication=True``) skips that collective: ``codist`` must then be complete,
+        and each lab checks only its own part.
         """
         what = "codistributed.build"
         check_codist_arg(codist, what)
         check_mode(mode, what)
+        if flag is not None:
+            if not (isinstance(flag, str) and flag.lower() == "nocommunication"):
+                raise ValueError(f"{what}: the third argument can only be 'noCommunication' (MATLAB's flag); "
+                                 f"got {flag!r}")
+            noCommunication = True
+        if noCommunication and (codist is None or codist.GlobalSize is None):
+            raise ValueError(f"{what}: 'noCommunication' needs a complete codistributor (with its global size), "
+                             "as in MATLAB: without asking the other labs the global size is unknown")
         lab, n = here()
         if (codist is not None and not is_plain(codist)) or mode != "replica":
             return cls._build_chunks(L, codist, mode, noCommunication, what)
-        L = np.asarray(L)
-        error = check_dtype(L.dtype)
+        error = sparse_error(L)
+        kind = "TypeError" if error else "ValueError"
+        if error is None:
+            L = np.asarray(L)
+            error = check_dtype(L.dtype)
         if noCommunication:
-            infos = [(L.shape, L.dtype.str, None)] * n
+            infos = [(L.shape, L.dtype.str, None)] * n  # only this lab's own entry is known
             if error is not None:
-                raise ValueError(f"{what}: {error}")
+                raise (TypeError if kind == "TypeError" else ValueError)(f"{what}: {error}")
         else:
-            infos = allgather_objects((L.shape, L.dtype.str, error_entry(error), codist), what)
+            infos = allgather_objects((L.shape, L.dtype.str, error_entry(error, kind), codist), what)
             raise_combined([i[2] for i in infos], what)
             check_same_codist([i[3] for i in infos], what)
         shapes = [tuple(i[0]) for i in infos]
@@ -233,8 +251,8 @@ class CodistConstructors(CodistArray):
             codist = complete(codist, gsize, n)
         else:
             codist = complete(codist, codist.GlobalSize, n)
-        bad = [(k, shapes[k - 1], codist.localShape(k, n)) for k in range(1, n + 1)
-               if shapes[k - 1] != codist.localShape(k, n)]
+        labs = [lab] if noCommunication else range(1, n + 1)
+        bad = [(k, shapes[k - 1], codist.localShape(k, n)) for k in labs if shapes[k - 1] != codist.localShape(k, n)]
         if bad:
             detail = "; ".join(f"lab {k} has {got}, expected {want}" for k, got, want in bad[:6])
             if len(bad) > 6:
@@ -250,6 +268,7 @@ class CodistConstructors(CodistArray):
         chunks for a chunked layout, else its one array (halo cells included)."""
         lab, n = here()
         error = None
+        kind = "ValueError"
         parts: list = []
         target = None
         if codist is None or codist.GlobalSize is None:
@@ -264,6 +283,8 @@ class CodistConstructors(CodistArray):
             if chunked and not isinstance(L, (list, tuple)):
                 error = (f"lab {lab}: in this layout the local part is a list of chunks "
                          f"({len(target.chunkSelections(lab, n))} here), got {type(L).__name__}")
+            elif sparse := next(filter(None, map(sparse_error, L if chunked else [L])), None):
+                error, kind = sparse, "TypeError"
             else:
                 parts = [np.asarray(x) for x in L] if chunked else [np.asarray(L)]
                 want = [tuple(sel_len(x) for x in sel) for sel in target.chunkSelections(lab, n)]
@@ -277,10 +298,10 @@ class CodistConstructors(CodistArray):
         dtype = parts[0].dtype.str if parts else None
         if noCommunication:
             if error is not None:
-                raise ValueError(f"{what}: {error}")
+                raise (TypeError if kind == "TypeError" else ValueError)(f"{what}: {error}")
             infos = [(dtype, None)] * n
         else:
-            infos = allgather_objects((dtype, error_entry(error), codist), what)
+            infos = allgather_objects((dtype, error_entry(error, kind), codist), what)
             raise_combined([i[1] for i in infos], what)
             check_same_codist([i[2] for i in infos], what)
         dtypes = {i[0] for i in infos if i[0] is not None}

@@ -125,8 +125,7 @@ def replicated_to_codist(X: np.ndarray, codist: Any = None) -> codistributed:
 
 def build(local: np.ndarray, codist: Any) -> codistributed:
     """A codistributed array from this lab's part and a complete codistributor.
-    (``codistributed.build`` with its one small collective that checks the parts:
-    its ``noCommunication=True`` assumes every lab's part has this lab's shape.)"""
+    (``codistributed.build`` with its one small collective that checks the parts.)"""
     return codistributed.build(np.ascontiguousarray(local), codist)
 
 
