@@ -9,9 +9,10 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 import pytest
-from conftest import ROOT, run_script
+from conftest import ROOT, child_pythonpath, run_script
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -53,9 +54,12 @@ CASES = [
 
 
 def run_example(name: str, args: list) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, os.path.join(EXAMPLES, f"{name}.py"), *args], capture_output=True,
-                          text=True, timeout=TIMEOUT, cwd=ROOT, env=env)
+    """Run an example as a user does, from a folder of their own (not the checkout, whose
+    spmdlab/ would be what the labs import: they start with ``python -m`` there)."""
+    env = dict(os.environ, PYTHONPATH=child_pythonpath())
+    with tempfile.TemporaryDirectory() as cwd:
+        return subprocess.run([sys.executable, os.path.join(EXAMPLES, f"{name}.py"), *args], capture_output=True,
+                              text=True, timeout=TIMEOUT, cwd=cwd, env=env)
 
 
 def test_every_example_has_a_case():
