@@ -139,12 +139,12 @@ def child_pythonpath() -> str:
     return os.pathsep.join(p for p in (CODE, os.environ.get("PYTHONPATH")) if p)
 
 
-def run_script(code: str, timeout: float = 60, **kwargs) -> subprocess.CompletedProcess:
-    """Run ``code`` as a script file in a fresh interpreter (cwd: a temp dir)."""
+def run_script(code: str, timeout: float = 60, env: dict | None = None, **kwargs) -> subprocess.CompletedProcess:
+    """Run ``code`` as a script file in a fresh interpreter (cwd: a temp dir), with ``env``
+    added to this process's environment."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "script.py")
         with open(path, "w") as f:
             f.write(code)
-        env = dict(os.environ, PYTHONPATH=child_pythonpath())
         return subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=timeout,
-                              cwd=tmp, env=env, **kwargs)
+                              cwd=tmp, env=dict(os.environ, PYTHONPATH=child_pythonpath(), **(env or {})), **kwargs)
