@@ -75,12 +75,18 @@ def test_shipped_functions_bring_the_lines_of_a_file_the_labs_cannot_read():
 
 
 HELPER_SCRIPT = """\
+import os, time
 import spmdlab
 from spmdlab import spmd, labindex
 
 def helper(x):
     def inner(y):
         return 1 / y
+    if x == 2:
+        open("napping", "w").close()
+        time.sleep(60)  # where lab 2 is when lab 1 fails
+    while not os.path.exists("napping"):
+        time.sleep(0.02)
     return inner(x - 1)
 
 with spmdlab.parpool(2):
@@ -96,9 +102,12 @@ def test_an_error_in_a_helper_of_the_script_names_the_script():
     lab_part = err[err.index("Error detected on lab 1:"):]
     frames = re.findall(r'  File "(.*?)", line (\d+), in (\S+)\n    (.*)\n', lab_part)
     assert [(os.path.basename(f), *rest) for f, *rest in frames] == [
-        ("script.py", "11", "<module>", "z = helper(labindex())"),
-        ("script.py", "7", "helper", "return inner(x - 1)"),
-        ("script.py", "6", "inner", "return 1 / y")], err
+        ("script.py", "17", "<module>", "z = helper(labindex())"),
+        ("script.py", "13", "helper", "return inner(x - 1)"),
+        ("script.py", "7", "inner", "return 1 / y")], err
+    script = frames[0][0]
+    assert lab_part.endswith("Lab 2 was stopped because of this error:\n"
+                             f"  lab 2: running line 10 of {script}\n"), err
     assert "dynamic-code" not in err and "spmdlab/" not in err, err
 
 
