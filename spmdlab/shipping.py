@@ -48,7 +48,8 @@ def _reduce_code(code: types.CodeType) -> tuple:
 
 
 class _Pickler(cloudpickle.Pickler):
-    dispatch_table = ChainMap({types.CodeType: _reduce_code}, cloudpickle.Pickler.dispatch_table)
+    # cloudpickle's table is a ChainMap (its reducers, then copyreg's): one level, not two
+    dispatch_table = ChainMap({types.CodeType: _reduce_code}, *cloudpickle.Pickler.dispatch_table.maps)
 
 
 def dumps(obj: Any, buffer_callback: Callable[[pickle.PickleBuffer], Any] | None = None) -> bytes:
