@@ -114,7 +114,7 @@ def test_an_error_in_a_helper_of_the_script_names_the_script():
 NUMERICS_SCRIPT = """\
 import numpy as np
 import spmdlab
-from spmdlab import spmd, chol, lu, codistributed, codistributor2dbc
+from spmdlab import spmd, chol, codistributed, codistributor2dbc
 
 with spmdlab.parpool(2):
     with spmd():
