@@ -5,7 +5,6 @@ IPython show spmdlab's errors (and Ctrl-C during a block) without spmdlab's own 
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 import types
@@ -17,20 +16,7 @@ from .errors import SpmdError
 __all__ = ["load_ipython_extension", "unload_ipython_extension", "SpmdMagics"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-def _repl_dirs() -> tuple[str, ...]:
-    """Where ``spmdlab_repl`` lives (``repl/`` in a checkout, installed under that name;
-    both the path it is imported by and the real one), found without importing it."""
-    try:
-        spec = importlib.util.find_spec("spmdlab_repl")
-    except (ImportError, ValueError):
-        return ()
-    folders = list(spec.submodule_search_locations or []) if spec is not None else []
-    return tuple({path for f in folders for path in (os.path.abspath(f), os.path.realpath(f))})
-
-
-_HIDDEN = (_PACKAGE_DIR, *_repl_dirs())
+_REPL = "spmdlab_repl"  # the REPL package, whose code the notebook's %pmode runs
 
 
 def _cell_filename(shell: Any) -> str | None:
@@ -45,11 +31,14 @@ def _cell_filename(shell: Any) -> str | None:
 
 
 def _user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
-    """``tb`` without spmdlab's frames and IPython's hidden ones (``__tracebackhide__``)."""
+    """``tb`` without spmdlab's frames, the REPL's (known by module name, wherever it is
+    installed) and IPython's hidden ones (``__tracebackhide__``)."""
     kept = []
     while tb is not None:
-        path = os.path.abspath(tb.tb_frame.f_code.co_filename)
-        hidden = path.startswith(_HIDDEN) or tb.tb_frame.f_locals.get("__tracebackhide__")
+        frame = tb.tb_frame
+        hidden = (os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR)
+                  or frame.f_globals.get("__name__", "").partition(".")[0] == _REPL
+                  or frame.f_locals.get("__tracebackhide__"))
         if not hidden:
             kept.append(tb)
         tb = tb.tb_next

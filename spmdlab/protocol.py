@@ -251,9 +251,9 @@ def dumps(obj: Any, user: bool = False, epoch: int = 0) -> list:
     """
     buffers: list[pickle.PickleBuffer] = []
     if user:
-        import cloudpickle  # not needed by the shim, which imports this module too
+        from . import shipping  # cloudpickle: not needed by the shim, which imports this module too
 
-        payload = cloudpickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
+        payload = shipping.dumps(obj, buffer_callback=buffers.append)
     else:
         payload = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
     raws = [b.raw() for b in buffers]

@@ -1,10 +1,8 @@
 """Shared fixtures: real lab pools under mpiexec, and a check that none outlives its test."""
 from __future__ import annotations
 
-import atexit
 import importlib.util
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -14,23 +12,28 @@ import pytest
 
 import spmdlab
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the checkout or sdist: examples, README
+# The folder holding the spmdlab under test: the checkout (pip install -e .) or site-packages (a wheel).
+CODE = os.path.dirname(os.path.dirname(os.path.abspath(spmdlab.__file__)))
 
 
-def _repl_importable() -> None:
-    """The REPL's source is ``repl/`` but its import name ``spmdlab_repl`` (an installed
-    wheel or ``pip install -e .`` maps the two). Run from a bare checkout, link the name to
-    the folder for this session: in this process, its children and the labs."""
-    if importlib.util.find_spec("spmdlab_repl") is not None:
-        return
-    folder = tempfile.mkdtemp(prefix="spmdlab-tests-")
-    atexit.register(shutil.rmtree, folder, True)
-    os.symlink(os.path.join(ROOT, "repl"), os.path.join(folder, "spmdlab_repl"))
-    sys.path.insert(0, folder)
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (folder, os.environ.get("PYTHONPATH")) if p)
+def _one_installation() -> None:
+    """The tests run against an installed spmdlab (``pip install -e ".[test]"``, or a wheel),
+    whose REPL, ``repl/``, imports as ``spmdlab_repl``. Refuse to mix two copies: run from a
+    checkout (the current directory comes first on ``sys.path``) with a wheel installed, the
+    checkout's spmdlab would be tested with the wheel's REPL."""
+    spec = importlib.util.find_spec("spmdlab_repl")
+    if spec is None or not spec.submodule_search_locations:
+        raise pytest.UsageError('spmdlab_repl is not importable: install the project first, pip install -e ".[test]"')
+    repl_home = os.path.dirname(os.path.abspath(list(spec.submodule_search_locations)[0]))
+    if repl_home != CODE:
+        raise pytest.UsageError(
+            f"spmdlab is imported from {CODE} but spmdlab_repl from {repl_home}: install this checkout "
+            '(pip install -e ".[test]"), or test an installed wheel from outside the checkout '
+            "(cd /tmp && python -m pytest /path/to/tests)")
 
 
-_repl_importable()
+_one_installation()
 # Every process this test session starts (labs, shims, mpiexec, child scripts) inherits
 # this marker, so a leftover can be found in /proc whatever its parent became.
 SESSION_MARK = f"{os.getpid()}-{time.time_ns()}"
@@ -131,17 +134,17 @@ def pool2(pools):
 
 
 def child_pythonpath() -> str:
-    """PYTHONPATH for a child interpreter (script, kernel, IPython): the checkout first,
-    then this session's own (which makes ``spmdlab_repl`` importable from a bare checkout)."""
-    return ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")
+    """PYTHONPATH for a child interpreter (script, kernel, IPython, REPL): the folder of the
+    spmdlab under test first, then this session's own."""
+    return os.pathsep.join(p for p in (CODE, os.environ.get("PYTHONPATH")) if p)
 
 
-def run_script(code: str, timeout: float = 60, **kwargs) -> subprocess.CompletedProcess:
-    """Run ``code`` as a script file in a fresh interpreter (cwd: a temp dir)."""
+def run_script(code: str, timeout: float = 60, env: dict | None = None, **kwargs) -> subprocess.CompletedProcess:
+    """Run ``code`` as a script file in a fresh interpreter (cwd: a temp dir), with ``env``
+    added to this process's environment."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "script.py")
         with open(path, "w") as f:
             f.write(code)
-        env = dict(os.environ, PYTHONPATH=child_pythonpath())
         return subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=timeout,
-                              cwd=tmp, env=env, **kwargs)
+                              cwd=tmp, env=dict(os.environ, PYTHONPATH=child_pythonpath(), **(env or {})), **kwargs)

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import ROOT, assert_gone, run_script
+from conftest import assert_gone, child_pythonpath, run_script
 
 import spmdlab
 from spmdlab import LabDiedError, SpmdError, SpmdTimeoutError, gplus, labBarrier, labindex, labReceive, spmd
@@ -204,7 +204,7 @@ def test_killed_client_leaves_no_process():
               "with spmdlab.spmd():\n"
               "    import time\n"
               "    time.sleep(100)\n")
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = dict(os.environ, PYTHONPATH=child_pythonpath())
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env)
     pids = [int(p) for p in proc.stdout.readline().split()]
     assert len(pids) == 5

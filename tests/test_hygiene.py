@@ -14,7 +14,7 @@ import uuid
 import cloudpickle
 import numpy as np
 import pytest
-from conftest import ROOT, processes_with
+from conftest import child_pythonpath, processes_with
 
 import spmdlab
 from spmdlab import (
@@ -42,7 +42,7 @@ def _start_client(script: str, tmp_path, extra_env=None) -> tuple[subprocess.Pop
     mark = uuid.uuid4().hex
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    env = dict(os.environ, PYTHONPATH=ROOT, SPMDLAB_HYGIENE=mark, TMPDIR=str(tmp), **(extra_env or {}))
+    env = dict(os.environ, PYTHONPATH=child_pythonpath(), SPMDLAB_HYGIENE=mark, TMPDIR=str(tmp), **(extra_env or {}))
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env,
                             cwd=str(tmp_path))
     return proc, mark
@@ -94,7 +94,7 @@ sys.stdin.readline()
 def test_a_pool_leaves_nothing_in_tmpdir_while_it_runs_or_once_dropped(tmp_path):
     mark = uuid.uuid4().hex
     (tmp_path / "tmp").mkdir()
-    env = dict(os.environ, PYTHONPATH=ROOT, SPMDLAB_HYGIENE=mark, TMPDIR=str(tmp_path / "tmp"))
+    env = dict(os.environ, PYTHONPATH=child_pythonpath(), SPMDLAB_HYGIENE=mark, TMPDIR=str(tmp_path / "tmp"))
     proc = subprocess.Popen([sys.executable, "-c", DROPPED_POOL], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             text=True, env=env)
     try:

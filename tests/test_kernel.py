@@ -95,3 +95,40 @@ def test_stop_button_interrupts_the_labs_and_running_line_comes_and_goes(kernel)
     msgs = execute(kc, "%spmd y = labindex() * 3\nprint(list(y), list(x))")
     assert streams(msgs) == "[3, 6] [1, 2]\n"
     execute(kc, "pool.close()")
+
+
+def error_text(messages) -> str:
+    errors = [m for m in messages if m["msg_type"] == "error"]
+    assert len(errors) == 1, [m["msg_type"] for m in messages]
+    return ANSI.sub("", "\n".join(errors[0]["content"]["traceback"]))
+
+
+def execution_count(messages) -> int:
+    return next(m["content"]["execution_count"] for m in messages if m["msg_type"] == "execute_input")
+
+
+@pytest.mark.timeout(180)
+def test_helpers_defined_in_a_cell_are_named_as_ipython_names_the_cell(kernel, tmp_path):
+    km, kc = kernel
+    execute(kc, "import time\nimport spmdlab\nfrom spmdlab import labindex\n%load_ext spmdlab\npool = spmdlab.parpool(2)")
+    cell = execution_count(execute(kc, "def helper(x):\n    return 1 / (x - 1)\n\n"
+                                       "def nap():\n    open(f'ready{labindex()}', 'w').close()\n    time.sleep(60)"))
+    in_helper = f"  Cell In[{cell}], line 2, in helper\n    return 1 / (x - 1)\n"
+    tb = error_text(execute(kc, "%%spmd\ny = helper(labindex())"))
+    assert "Error detected on lab 1:\nTraceback (most recent call last):\n" in tb and in_helper in tb, tb
+    assert "dynamic-code" not in tb and "ipykernel_" not in tb, tb
+    tb = error_text(execute(kc, "spmdlab.spmd_run(helper, 1)"))
+    assert "Error detected on labs 1 and 2:\nTraceback (most recent call last):\n" + in_helper in tb, tb
+    assert "dynamic-code" not in tb and "ipykernel_" not in tb, tb
+
+    def interrupt_when_both_nap():
+        deadline = time.monotonic() + 60
+        while not all((tmp_path / f"ready{lab}").exists() for lab in (1, 2)) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        km.interrupt_kernel()
+
+    tb = error_text(execute(kc, "%%spmd\nnap()", during=interrupt_when_both_nap))
+    assert tb.rstrip().endswith("KeyboardInterrupt: the labs were interrupted:\n"
+                                f"  lab 1: running line 6 of Cell In[{cell}]\n"
+                                f"  lab 2: running line 6 of Cell In[{cell}]"), tb
+    execute(kc, "pool.close()")

@@ -36,6 +36,26 @@ def test_parse_options_errors(line, message):
 
 
 @pytest.mark.nompi
+def test_notebook_tracebacks_hide_the_repl_package_wherever_it_is_installed(tmp_path):
+    pytest.importorskip("IPython")
+    from spmdlab import magics
+
+    repl = {"__name__": "spmdlab_repl.somewhere"}  # the REPL's code, from a folder of any name
+    exec(compile("def parse(f):\n    return f()\n", str(tmp_path / "commands.py"), "exec"), repl)
+    user = {"__name__": "__main__", "parse": repl["parse"]}
+    exec(compile("def cell():\n    return parse(lambda: 1 / 0)\n", str(tmp_path / "cell.py"), "exec"), user)
+    try:
+        user["cell"]()
+    except ZeroDivisionError as exc:
+        tb = magics._user_traceback(exc.__traceback__)
+    names = []
+    while tb is not None:
+        names.append(tb.tb_frame.f_code.co_name)
+        tb = tb.tb_next
+    assert names == ["test_notebook_tracebacks_hide_the_repl_package_wherever_it_is_installed", "cell", "<lambda>"]
+
+
+@pytest.mark.nompi
 def test_spmd_args_follow_matlab():
     assert SpmdOptions(n=2).spmd_args() == (2, None)
     assert SpmdOptions(m=2, n=4).spmd_args() == (2, 4)

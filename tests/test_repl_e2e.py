@@ -10,10 +10,10 @@ import time
 from collections import defaultdict
 
 import pytest
+from conftest import child_pythonpath
 
 pexpect = pytest.importorskip("pexpect")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[=>()][0-9A-Za-z]?|\r")
 
 
@@ -29,7 +29,7 @@ CLIENT = command("spmdlab", "spmdlab_repl.client")
 
 def environment(tmp_path) -> dict[str, str]:
     env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "xdg"), TERM="xterm", NO_COLOR="",
-               PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+               PYTHONPATH=child_pythonpath())
     env.pop("PROMPT_TOOLKIT_NO_CPR", None)
     env.pop("COLUMNS", None)
     return env

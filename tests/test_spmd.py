@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import ROOT, run_script
+from conftest import child_pythonpath, run_script
 
 import spmdlab
 from spmdlab import Composite, labindex, numlabs, spmd, spmd_run
@@ -184,7 +184,7 @@ def test_unreadable_source_error_and_function_form_in_python_c():
             "    print('ERR', e)\n"
             "print('RUN', list(spmdlab.spmd_run(lambda: spmdlab.labindex())))\n"
             "pool.close()\n")
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = dict(os.environ, PYTHONPATH=child_pythonpath())
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
     assert "ERR spmd reads the body" in result.stdout, result.stderr
     assert "spmd_run(fn, *args)" in result.stdout
@@ -198,7 +198,7 @@ def test_works_in_ipython():
             "sh.run_cell('import spmdlab\\npool = spmdlab.parpool(2)')\n"
             "sh.run_cell('k = 5\\nwith spmdlab.spmd():\\n    v = spmdlab.labindex() + k\\n')\n"
             "sh.run_cell('print(\"IPY\", list(v))\\npool.close()')\n")
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = dict(os.environ, PYTHONPATH=child_pythonpath())
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
     assert "IPY [6, 7]" in result.stdout, result.stdout + result.stderr
 
