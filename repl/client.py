@@ -16,8 +16,10 @@ import traceback
 import warnings
 from typing import Any
 
-from . import completion, inputs
-from .output import nlabs
+from spmdlab.pmode import inputs
+from spmdlab.pmode.output import nlabs
+
+from . import completion
 from .session import register_source
 
 _HIDDEN = (os.path.dirname(os.path.abspath(__file__)) + os.sep,)

@@ -14,7 +14,7 @@ import re
 import threading
 from typing import Callable
 
-from .commands import LAYOUTS, SUBCOMMANDS
+from spmdlab.pmode.commands import LAYOUTS, SUBCOMMANDS
 
 _DOTTED = re.compile(r"(?<![\w.\])}'\"])((?:[A-Za-z_]\w*\.)*)([A-Za-z_]\w*)?$")
 

@@ -13,9 +13,10 @@ import signal
 import sys
 import time
 
-from . import commands, inputs
-from .commands import LAYOUTS
-from .output import Printer, nlabs
+from spmdlab.pmode import commands, inputs
+from spmdlab.pmode.commands import LAYOUTS
+from spmdlab.pmode.output import Printer, nlabs
+
 from .session import PmodeSession
 
 USAGE = """\

@@ -3,7 +3,7 @@
 :class:`PmodeSession` owns the pool, the client-side namespace (for ``pmode client``,
 ``lab2client`` and ``client2lab``), the layout and the completion cache. ``handle(text)``
 runs a ``pmode`` command or sends the code to every lab and prints the per-lab result
-through a :class:`~spmdlab_repl.output.Printer`.
+through a :class:`~spmdlab.pmode.output.Printer`.
 """
 from __future__ import annotations
 
@@ -14,13 +14,14 @@ import warnings
 from typing import Any, Callable
 
 import spmdlab
-from spmdlab.errors import LabDiedError, PoolError, SpmdError, SpmdTimeoutError, labs_words
+from spmdlab.errors import LabDiedError, PoolError, SpmdError, SpmdTimeoutError
 from spmdlab.execute import Outcome, run_block
-from spmdlab.protocol import Reply, Set
+from spmdlab.pmode import commands, copies, inputs, tracebacks
+from spmdlab.pmode.commands import Command, CommandError
+from spmdlab.pmode.output import Collector, Printer, Ticker, grid_columns, nlabs
+from spmdlab.protocol import Reply
 
-from . import commands, completion, inputs, tracebacks
-from .commands import Command, CommandError
-from .output import Collector, Printer, Ticker, grid_columns, nlabs
+from . import completion
 
 WORKSPACE = "pmode"
 # Client-side names not imported on the labs (they start pools or hold lab handles).
@@ -381,19 +382,18 @@ class PmodeSession:
         outcome = self.run_block(None, filename="<pmode-lab2client>", outputs=[cmd.labvar], composites=True)
         if outcome is None:
             return
-        handle = outcome.values.get(cmd.labvar)
-        if handle is None or not handle.exist(lab):
-            self.had_error = True
-            self.printer.line(f"lab2client: {cmd.labvar!r} is not defined on lab {lab}", "error")
-            return
         try:
             with self._busy:
-                self.client_ns[cmd.clientvar] = handle[lab]
+                self.client_ns[cmd.clientvar] = copies.value_from_lab(outcome.values.get(cmd.labvar), cmd.labvar, lab)
+        except copies.CopyError as exc:
+            self.had_error = True
+            self.printer.line(f"lab2client: {exc}", "error")
+            return
         except (SpmdError, KeyboardInterrupt) as exc:
             self.had_error = True
             self.printer.line(f"lab2client failed: {exc or type(exc).__name__}", "error")
             return
-        self.printer.line(f"{cmd.labvar} from lab {lab} is now client variable {cmd.clientvar}.", "info")
+        self.printer.line(copies.lab2client_message(cmd.labvar, lab, cmd.clientvar), "info")
 
     def cmd_client2lab(self, cmd: Command) -> None:
         if cmd.clientvar not in self.client_ns:
@@ -401,28 +401,24 @@ class PmodeSession:
             self.printer.line(f"client2lab: there is no client variable {cmd.clientvar!r} "
                               "(set one with `pmode client name = value` or lab2client)", "error")
             return
-        value = self.client_ns[cmd.clientvar]
-        with self._busy:
-            try:
-                self._prepare()
-                key = self.pool.new_key()
-                generation = self.pool.generation
-                self.pool.request_many({lab: Set(key, value) for lab in cmd.labs})
-            except LabDiedError as exc:
-                self._lab_died(exc)
-                return
-            except (SpmdError, KeyboardInterrupt) as exc:
-                self.had_error = True
-                self.printer.line(f"client2lab failed: {exc or type(exc).__name__}", "error")
-                return
-        tmp = "__spmdlab_client2lab"
-        source = f"if {tmp!r} in globals():\n    {cmd.labvar} = globals().pop({tmp!r})\n"
+
+        def bind(source: str, refs: dict[str, int]) -> Outcome | None:
+            return self.run_block(None, source=source, filename="<pmode-client2lab>", refs=refs)
+
         try:
-            if self.run_block(None, source=source, filename="<pmode-client2lab>", refs={tmp: key}) is not None:
-                self.printer.line(f"Client variable {cmd.clientvar} is now {cmd.labvar} on "
-                                  f"{labs_words(cmd.labs)}.", "info")
-        finally:
-            self.pool.free_later(key, generation)
+            with self._busy:
+                self._prepare()
+            outcome = copies.send_to_labs(self.pool, self.client_ns[cmd.clientvar], cmd.labs, cmd.labvar, bind,
+                                          guard=self._busy)
+        except LabDiedError as exc:
+            self._lab_died(exc)
+            return
+        except (SpmdError, KeyboardInterrupt) as exc:
+            self.had_error = True
+            self.printer.line(f"client2lab failed: {exc or type(exc).__name__}", "error")
+            return
+        if outcome is not None:
+            self.printer.line(copies.client2lab_message(cmd.clientvar, cmd.labvar, cmd.labs), "info")
 
     # ---- completion ------------------------------------------------------------------
 

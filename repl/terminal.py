@@ -19,7 +19,7 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.lexers import PygmentsLexer
 from pygments.lexers.python import PythonLexer
 
-from . import inputs
+from spmdlab.pmode import inputs
 
 CompleteFn = Callable[[str], "tuple[str, list[str]]"]
 

@@ -22,8 +22,8 @@ import types
 from typing import Any
 
 from . import comm, protocol
+from ._frames import is_library, running_where
 from .errors import RemoteError
-from .frames import running_where
 from .labcalls import Outputs, fill
 from .protocol import (
     Abort,
@@ -47,7 +47,6 @@ from .values import summarize
 
 __all__ = ["LabStream", "remote_error", "LabServer"]
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 class _LabBytes(io.RawIOBase):
@@ -122,8 +121,7 @@ _GENERATED = ("<spmd_run>", "<distributed>", "<free>")  # the library's own one-
 def _is_user_frame(filename: str) -> bool:
     if filename in _GENERATED:
         return False
-    path = os.path.abspath(filename) if not filename.startswith("<") else filename
-    return not path.startswith(_PACKAGE_DIR) and "mpi4py" not in path
+    return not is_library(filename) and "mpi4py" not in filename
 
 
 def remote_error(exc: BaseException) -> RemoteError:

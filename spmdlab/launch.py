@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 
 from . import protocol
+from ._frames import CODE_DIR
 from .errors import PoolError
 from .protocol import Channel, ChannelClosed, Hello
 from .settings import Settings
@@ -76,7 +77,7 @@ def spawn(settings: Settings, numlabs: int, address: str, authkey: bytes) -> sub
     env = settings.lab_environment()
     env["SPMDLAB_ADDRESS"] = address
     env["SPMDLAB_AUTHKEY"] = authkey.hex()  # the worker erases it from its memory at once
-    paths = [os.path.dirname(os.path.dirname(os.path.abspath(__file__))), os.getcwd()]
+    paths = [CODE_DIR, os.getcwd()]
     if sys.path and sys.path[0]:
         paths.insert(0, os.path.abspath(sys.path[0]))
     if env.get("PYTHONPATH"):

@@ -21,7 +21,9 @@ from typing import Any, Callable, Mapping, MutableMapping, TextIO
 
 from .blocksource import Body, check, names_read, names_written
 from .errors import SpmdError, display_names
+from .pmode import copies
 from .protocol import Done, Reply
+from .values import is_handle
 
 __all__ = ["SpmdOptions", "parse_options", "parse_cell", "run_cell", "run_pmode_cell", "pmode_transform",
            "lab_defaults", "lab2client", "client2lab", "USAGE"]
@@ -146,8 +148,8 @@ def run_pmode_cell(cell: str, namespace: MutableMapping[str, Any], opts: SpmdOpt
     """A cell after ``%pmode start``: run on all labs, output grouped as in the pmode REPL
     (``Labs 1-4:``), a trailing expression's value shown per lab (not after ``;``).
     A lab error is shown per lab in the output, then raised as :class:`PmodeCellError`."""
-    from spmdlab_repl import inputs, tracebacks
-    from spmdlab_repl.output import Collector, Printer
+    from spmdlab.pmode import inputs, tracebacks
+    from spmdlab.pmode.output import Collector, Printer
 
     from .pool import gcp
 
@@ -200,33 +202,36 @@ def lab2client(namespace: MutableMapping[str, Any], labvar: str, lab: int, clien
     """``%pmode lab2client labvar lab clientvar``: lab ``lab``'s value of the Composite
     ``labvar`` into ``clientvar``; returns the message to show."""
     from .composite import Composite
-    from .distributed import distributed
 
-    value = namespace.get(labvar)
-    if isinstance(value, distributed):
-        raise ValueError(f"{labvar} is a distributed array: use gather({labvar}) for the whole array")
-    if not isinstance(value, Composite):
-        raise ValueError(f"there is no lab variable {labvar!r} (assign it in a pmode cell first)")
-    namespace[clientvar] = value[lab]
-    return f"{labvar} from lab {lab} is now client variable {clientvar}."
+    handle = namespace.get(labvar)
+    if handle is not None and not isinstance(handle, Composite) and not is_handle(handle):
+        handle = None  # a client value of that name: no lab variable
+    try:
+        namespace[clientvar] = copies.value_from_lab(handle, labvar, lab)
+    except copies.CopyError:
+        if handle is None:
+            raise copies.CopyError(f"there is no lab variable {labvar!r} (assign it in a pmode cell first)") from None
+        raise
+    return copies.lab2client_message(labvar, lab, clientvar)
 
 
 def client2lab(namespace: MutableMapping[str, Any], clientvar: str, labs: list[int], labvar: str) -> str:
     """``%pmode client2lab clientvar labs labvar``: the client value into ``labvar`` on
-    ``labs`` (a Composite in the namespace, created or updated); returns the message."""
+    ``labs`` (a Composite in the namespace; the other labs keep their values of it)."""
     from .composite import Composite
-    from .errors import labs_words
+    from .execute import run_block
     from .pool import gcp
 
     if clientvar not in namespace:
-        raise ValueError(f"there is no client variable {clientvar!r}")
-    value = namespace[clientvar]
-    target = namespace.get(labvar)
+        raise copies.CopyError(f"there is no client variable {clientvar!r}")
     pool = gcp()
-    if not (isinstance(target, Composite) and target._pool is pool and target._local is None
-            and target._generation == pool.generation):
-        target = Composite(pool=pool)
-    for lab in labs:
-        target[lab] = value
-    namespace[labvar] = target
-    return f"Client variable {clientvar} is now {labvar} on {labs_words(labs)}."
+    before = namespace.get(labvar)
+    inputs = {labvar: before} if isinstance(before, Composite) else {}
+
+    def bind(source: str, refs: dict[str, int]) -> Any:
+        return run_block(pool, source=source, filename="<pmode-client2lab>", inputs=inputs, refs=refs,
+                         outputs=[labvar], composites=True)
+
+    outcome = copies.send_to_labs(pool, namespace[clientvar], labs, labvar, bind)
+    namespace[labvar] = outcome.values[labvar]
+    return copies.client2lab_message(clientvar, labvar, labs)

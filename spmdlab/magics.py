@@ -5,18 +5,16 @@ IPython show spmdlab's errors (and Ctrl-C during a block) without spmdlab's own 
 """
 from __future__ import annotations
 
-import os
 import sys
 import types
 from typing import Any
 
 from . import magic_logic
+from ._frames import is_library
 from .errors import SpmdError
 
 __all__ = ["load_ipython_extension", "unload_ipython_extension", "SpmdMagics"]
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-_REPL = "spmdlab_repl"  # the REPL package, whose code the notebook's %pmode runs
 
 
 def _cell_filename(shell: Any) -> str | None:
@@ -31,14 +29,11 @@ def _cell_filename(shell: Any) -> str | None:
 
 
 def _user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
-    """``tb`` without spmdlab's frames, the REPL's (known by module name, wherever it is
-    installed) and IPython's hidden ones (``__tracebackhide__``)."""
+    """``tb`` without spmdlab's frames and IPython's hidden ones (``__tracebackhide__``)."""
     kept = []
     while tb is not None:
         frame = tb.tb_frame
-        hidden = (os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR)
-                  or frame.f_globals.get("__name__", "").partition(".")[0] == _REPL
-                  or frame.f_locals.get("__tracebackhide__"))
+        hidden = is_library(frame.f_code.co_filename) or frame.f_locals.get("__tracebackhide__")
         if not hidden:
             kept.append(tb)
         tb = tb.tb_next
@@ -157,7 +152,7 @@ class SpmdMagics(Magics):
         print("pmode ended; cells run at the client again (the pool stays open).")
 
     def _copy(self, line: str) -> None:
-        from spmdlab_repl.commands import CommandError, parse
+        from spmdlab.pmode.commands import CommandError, parse
 
         from .pool import gcp
 

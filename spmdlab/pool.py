@@ -26,6 +26,7 @@ import weakref
 from typing import Any, Callable
 
 from . import launch, protocol, settings
+from ._frames import first_outside
 from .console import announce_start, print_sink
 from .errors import LabDiedError, PoolError, RemoteError, SpmdError, SpmdTimeoutError, labs_verb, where_lines
 from .protocol import (
@@ -70,11 +71,8 @@ def _describe_status(code: int | None) -> str:
 
 def _warn(message: str) -> None:
     """Warn, pointing at the first frame outside spmdlab (the user's line)."""
-    package = os.path.dirname(os.path.abspath(__file__))
-    frame, level = sys._getframe(1), 2  # stacklevel 2 is our caller, frame 1 here
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
-        frame, level = frame.f_back, level + 1
-    warnings.warn(message, RuntimeWarning, stacklevel=level)
+    _, skipped = first_outside(sys._getframe(1))
+    warnings.warn(message, RuntimeWarning, stacklevel=2 + skipped)  # stacklevel 2 is our caller, frame 1 here
 
 
 class _Interrupts:

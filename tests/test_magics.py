@@ -36,14 +36,15 @@ def test_parse_options_errors(line, message):
 
 
 @pytest.mark.nompi
-def test_notebook_tracebacks_hide_the_repl_package_wherever_it_is_installed(tmp_path):
+def test_notebook_tracebacks_hide_the_librarys_frames(tmp_path):
+    """Frames of spmdlab's code (any subpackage: pmode's shared code runs in the notebook
+    too) are cut from a notebook traceback; the user's frames around them stay."""
     pytest.importorskip("IPython")
     from spmdlab import magics
+    from spmdlab.labcalls import map_leaves
 
-    repl = {"__name__": "spmdlab_repl.somewhere"}  # the REPL's code, from a folder of any name
-    exec(compile("def parse(f):\n    return f()\n", str(tmp_path / "commands.py"), "exec"), repl)
-    user = {"__name__": "__main__", "parse": repl["parse"]}
-    exec(compile("def cell():\n    return parse(lambda: 1 / 0)\n", str(tmp_path / "cell.py"), "exec"), user)
+    user = {"__name__": "__main__", "map_leaves": map_leaves}
+    exec(compile("def cell():\n    return map_leaves([1], lambda v: 1 / 0)\n", str(tmp_path / "cell.py"), "exec"), user)
     try:
         user["cell"]()
     except ZeroDivisionError as exc:
@@ -52,7 +53,7 @@ def test_notebook_tracebacks_hide_the_repl_package_wherever_it_is_installed(tmp_
     while tb is not None:
         names.append(tb.tb_frame.f_code.co_name)
         tb = tb.tb_next
-    assert names == ["test_notebook_tracebacks_hide_the_repl_package_wherever_it_is_installed", "cell", "<lambda>"]
+    assert names == ["test_notebook_tracebacks_hide_the_librarys_frames", "cell", "<lambda>"]
 
 
 @pytest.mark.nompi
@@ -169,3 +170,28 @@ def test_magic_usage_errors_need_no_pool():
     assert "UsageError: usage: %spmd <statement>" in text
     assert "pmode is not running." in text
     assert "Starting parallel pool" not in text
+
+
+@pytest.mark.timeout(240)
+def test_notebook_lab2client_and_client2lab_share_the_repls_copies(pool4):
+    """%pmode lab2client / client2lab (the REPL's copies in spmdlab.pmode): a lab's value to
+    the client, a client value onto some labs (the others keep theirs), and the refusals."""
+    from spmdlab import Composite, distributed, gather
+    from spmdlab.pmode.copies import CopyError
+
+    ns: dict = {"labindex": __import__("spmdlab").labindex}
+    magic_logic.run_cell("x = labindex() * 10\n", ns, SpmdOptions(), "<cell-1>", 1)
+    assert magic_logic.lab2client(ns, "x", 3, "y") == "x from lab 3 is now client variable y."
+    assert ns["y"] == 30
+    assert magic_logic.client2lab(ns, "y", [1, 2], "x") == "Client variable y is now x on labs 1 and 2."
+    assert isinstance(ns["x"], Composite) and list(ns["x"]) == [30, 30, 30, 40]
+    assert magic_logic.client2lab(ns, "y", [4], "fresh") == "Client variable y is now fresh on lab 4."
+    assert [ns["fresh"].exist(lab) for lab in (1, 4)] == [False, True] and ns["fresh"][4] == 30
+    with pytest.raises(CopyError, match="there is no lab variable 'nothing'"):
+        magic_logic.lab2client(ns, "nothing", 1, "z")
+    with pytest.raises(CopyError, match="there is no client variable 'q'"):
+        magic_logic.client2lab(ns, "q", [1], "z")
+    ns["D"] = distributed(__import__("numpy").arange(8.0))
+    with pytest.raises(CopyError, match=r"D is a distributed array: use gather\(D\)"):
+        magic_logic.lab2client(ns, "D", 1, "z")
+    assert gather(ns["D"]).tolist() == list(range(8))

@@ -39,7 +39,7 @@ def _frames(*files: str) -> list[traceback.FrameSummary]:
 
 @pytest.mark.nompi
 def test_a_stopped_lab_is_named_at_the_users_line():
-    from spmdlab.frames import running_where
+    from spmdlab._frames import running_where
 
     purelib = sysconfig.get_paths()["purelib"]
     script = "/home/me/script.py"
@@ -101,7 +101,7 @@ def test_a_lab_stopped_inside_installed_code_names_the_users_line():
 
 @pytest.mark.nompi
 def test_cython_frames_of_installed_packages_are_hidden(tmp_path):
-    from spmdlab_repl.tracebacks import user_frames
+    from spmdlab.pmode.tracebacks import user_frames
 
     (tmp_path / "numpy" / "random").mkdir(parents=True)
     hidden = (str(tmp_path),)
@@ -356,7 +356,7 @@ def test_parpool_with_a_profile_and_delete_as_in_matlab():
 
 @pytest.mark.nompi
 def test_pmode_hints_for_delete_and_spmd_without_parentheses():
-    from spmdlab_repl import commands
+    from spmdlab.pmode import commands
     from spmdlab_repl.session import lab_imports
 
     assert commands.lab_hint("delete(gcp)").startswith("pmode already has its pool of labs")

@@ -10,9 +10,10 @@ import traceback
 import pytest
 
 from spmdlab.errors import LabDiedError, RemoteError, SpmdError
-from spmdlab_repl import commands, completion, inputs, output
-from spmdlab_repl.commands import Command, CommandError
-from spmdlab_repl.output import Collector, Printer
+from spmdlab.pmode import commands, inputs, output
+from spmdlab.pmode.commands import Command, CommandError
+from spmdlab.pmode.output import Collector, Printer
+from spmdlab_repl import completion
 from spmdlab_repl.session import PmodeSession, lab_imports
 
 pytestmark = pytest.mark.nompi  # pure logic: no MPI, no lab
@@ -617,7 +618,7 @@ def test_session_lab_tracebacks_hide_installed_code(session):
 
 
 def test_user_frames_keep_user_files_and_syntax_errors():
-    from spmdlab_repl.tracebacks import user_frames
+    from spmdlab.pmode.tracebacks import user_frames
 
     hidden = ("/usr/lib/python3.11", "/venv/site-packages")
     tb = ('Traceback (most recent call last):\n'

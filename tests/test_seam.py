@@ -112,7 +112,7 @@ def test_b_a_lab_value_that_cannot_be_pickled_gives_an_error_naming_it(pool2, ma
 
 
 def test_b_pmode_lab2client_of_an_unpicklable_value(pool2):
-    from spmdlab_repl.output import Printer
+    from spmdlab.pmode.output import Printer
     from spmdlab_repl.session import PmodeSession
 
     out = io.StringIO()

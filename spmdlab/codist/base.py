@@ -13,14 +13,13 @@ Nothing here imports MPI: at the client arrays behave as on a pool of one lab.
 from __future__ import annotations
 
 import math
-import os
 import sys
-from types import FrameType
 from typing import Any, Optional, Tuple, Type, TypeVar
 
 import numpy as np
 
 from .. import runtime
+from .._frames import first_outside
 from ..codistributor import Codistributor, codistributor1d, codistributor2dbc
 from ..codistributor_blocks import codistributorBlocks
 from ..codistributor_chunks import codistributorChunks
@@ -29,7 +28,6 @@ __all__ = ["NOVALUE", "CODISTRIBUTORS", "MODES", "CodistArray", "here", "numlabs
            "complete", "check_dtype", "need", "layout_text", "describe", "is_plain", "parts_of", "check_mode", "Chunks",
            "sparse_error"]
 
-_LIBRARY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # spmdlab/
 
 NOVALUE: Any = np._NoValue  # numpy's "argument not given" marker
 
@@ -237,9 +235,7 @@ class CodistArray:
     def _bound_name(self) -> str:
         """The name this array is bound to where it is shown (the first frame outside
         spmdlab, else the running block's names); ``ans`` when it has none."""
-        frame: FrameType | None = sys._getframe(1)
-        while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_LIBRARY_DIR + os.sep):
-            frame = frame.f_back
+        frame, _ = first_outside(sys._getframe(1))
         spaces = [frame.f_locals, frame.f_globals] if frame is not None else []
         if runtime.state.namespace is not None:
             spaces.append(runtime.state.namespace)

@@ -13,11 +13,29 @@ import linecache
 import os
 import sysconfig
 from traceback import FrameSummary
+from types import FrameType
 from typing import Callable, Sequence
 
-__all__ = ["installed_dirs", "is_installed", "running_where"]
+__all__ = ["LIBRARY_DIR", "CODE_DIR", "installed_dirs", "is_installed", "is_library", "first_outside", "running_where"]
 
 _CYTHON = (".pyx", ".pxd", ".pxi")
+
+LIBRARY_DIR = os.path.dirname(os.path.abspath(__file__))  # spmdlab/, wherever it is installed
+CODE_DIR = os.path.dirname(LIBRARY_DIR)  # the folder holding spmdlab (the checkout, or site-packages)
+
+
+def is_library(filename: str) -> bool:
+    """True for a frame of spmdlab's own code (any of its subpackages)."""
+    return not filename.startswith("<") and os.path.abspath(filename).startswith(LIBRARY_DIR + os.sep)
+
+
+def first_outside(frame: FrameType | None) -> tuple[FrameType | None, int]:
+    """The first of ``frame`` and its callers that is not spmdlab's code, with how many
+    frames were skipped to reach it (for ``warnings.warn``'s ``stacklevel``)."""
+    skipped = 0
+    while frame is not None and is_library(frame.f_code.co_filename):
+        frame, skipped = frame.f_back, skipped + 1
+    return frame, skipped
 
 
 @functools.lru_cache(maxsize=1)

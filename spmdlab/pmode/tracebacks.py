@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
+from spmdlab._frames import installed_dirs, is_installed
 from spmdlab.errors import RemoteError
-from spmdlab.frames import installed_dirs, is_installed
 
 _FRAME = re.compile(r'  File "(?P<file>.*)", line \d+(?P<func>, in )?')
 
