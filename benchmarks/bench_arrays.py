@@ -53,7 +53,7 @@ from spmdlab import (  # noqa: E402
     redistribute,
     spmd,
 )
-from spmdlab.protocol import Block  # noqa: E402
+from spmdlab.protocol.messages import Block  # noqa: E402
 
 from timing import median  # noqa: E402
 
@@ -85,7 +85,7 @@ class RawSockets:
     """A bare byte pipe over the pool's own lab sockets (the transport floor)."""
 
     def __init__(self, pool):
-        from spmdlab import protocol
+        from spmdlab.protocol import messages as protocol
 
         self.pool = pool
         self.socks = [pool.main[lab].sock for lab in range(1, pool.numlabs + 1)]
@@ -112,7 +112,7 @@ class RawSockets:
                 offset += sock.recv_into(view[offset:end], min(end - offset, 1 << 24))
 
     def close(self) -> None:
-        from spmdlab import protocol
+        from spmdlab.protocol import messages as protocol
 
         for sock in self.socks:
             sock.sendall(b"\x00" + struct.pack("!Q", 0))
@@ -179,8 +179,8 @@ def redistribute_vs_alltoallv(pool, mb: int, repeat: int):
     with spmd(pool=pool):
         import time as _time
 
-        from spmdlab import comm as _comm
-        from spmdlab.codist.plan import transfer_plan as _plan
+        from spmdlab.lab import comm as _comm
+        from spmdlab.layouts.plan import transfer_plan as _plan
 
         _c = _comm.block()
         _D = codistributed.rand(rows, cols, codist=codistributor1d(2), seed=1)
@@ -213,7 +213,7 @@ def elementwise(pool, repeat: int):
     with spmd(pool=pool):
         import time as _time
 
-        from spmdlab import comm as _comm
+        from spmdlab.lab import comm as _comm
 
         _c = _comm.block()
         _D = codistributed.rand((10 ** 7,), seed=2)
@@ -255,7 +255,7 @@ def matmul(pool, repeat: int, size: int = 2000):
     with spmd(pool=pool):
         import time as _time
 
-        from spmdlab import comm as _comm
+        from spmdlab.lab import comm as _comm
 
         _c = _comm.block()
         _D = codistributed(A, codistributor2dbc())

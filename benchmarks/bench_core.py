@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import spmdlab  # noqa: E402
 from spmdlab import Composite, spmd  # noqa: E402
-from spmdlab.protocol import Block  # noqa: E402
+from spmdlab.protocol.messages import Block  # noqa: E402
 
 from timing import median  # noqa: E402
 
@@ -47,7 +47,7 @@ while True:
 def raw_socket_round_trip(pool, repeat: int) -> tuple[float, float]:
     """The transport floor: a small pickled message to every lab over the pool's own
     sockets and a reply from each, answered by a bare echo loop (no block machinery)."""
-    from spmdlab import protocol
+    from spmdlab.protocol import messages as protocol
 
     chans = [pool.main[lab] for lab in range(1, pool.numlabs + 1)]
     block = Block(epoch=next(pool._epochs), source=ECHO_LOOP, filename="<echo>")
@@ -79,7 +79,7 @@ def mpi_round_trip(pool, repeat: int) -> float:
     with spmd(pool=pool):
         import time as _time
 
-        from spmdlab import comm as _comm
+        from spmdlab.lab import comm as _comm
 
         _c = _comm.block()
         for _ in range(50):

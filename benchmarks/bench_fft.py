@@ -54,8 +54,8 @@ def _lab_time(name: str) -> float:
     """On the labs: one timed transform, barrier to barrier."""
     import builtins
 
-    from spmdlab import comm
     from spmdlab.codist import fft as cfft
+    from spmdlab.lab import comm
 
     x = builtins._bench_fft[name]
     f = {"fft2": lambda: np.fft.fft2(x), "fft2 T": lambda: cfft.fft2(x, transposed=True),

@@ -47,7 +47,7 @@ def on_labs(case: str, repeat: int) -> tuple:
         redistribute,
         updateHalos,
     )
-    from spmdlab import comm as _comm
+    from spmdlab.lab import comm as _comm
 
     c = _comm.block()
     me, n = labindex(), numlabs()

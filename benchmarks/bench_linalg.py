@@ -73,7 +73,7 @@ def ours_once(pool, op: str, inputs: tuple) -> float:
     """One timed run of ``op`` on the labs (``inputs`` made by :func:`setup`)."""
     _A, _b, _E = inputs
     with spmd(pool=pool):
-        from spmdlab import comm as _comm
+        from spmdlab.lab import comm as _comm
 
         _c = _comm.block()
         _c.Barrier()

@@ -19,7 +19,7 @@ from spmdlab.execute import Outcome, run_block
 from spmdlab.pmode import commands, copies, inputs, tracebacks
 from spmdlab.pmode.commands import Command, CommandError
 from spmdlab.pmode.output import Collector, Printer, Ticker, grid_columns, nlabs
-from spmdlab.protocol import Reply
+from spmdlab.protocol.messages import Reply
 
 from . import completion
 
@@ -315,7 +315,7 @@ class PmodeSession:
 
     def cmd_layoutmap(self, cmd: Command) -> None:
         """``pmode layout D``: which lab owns which part of D, in terminal colours."""
-        from spmdlab.layout_plot import layout_text, ownership
+        from spmdlab.layouts.pictures import layout_text, ownership
 
         tmp, v = "__spmdlab_layout", cmd.labvar
         src = (f"try:\n    {tmp} = {v}\nexcept NameError:\n    {tmp} = 'undefined'\nelse:\n"

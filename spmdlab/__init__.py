@@ -23,13 +23,11 @@ from .codistributed import (
     redistribute,
     updateHalos,
 )
-from .codistributor import codistributor, codistributor1d, codistributor2dbc, codistributorBlocks, codistributorChunks
 from .composite import Composite, NoDataError, exist
 from .distributed import distributed, isdistributed
 from .errors import LabDiedError, PoolError, RemoteError, SpmdError, SpmdSourceError, SpmdTimeoutError
 from .habits import delete
-from .layout_plot import plot_layout
-from .messaging import (
+from .lab.messaging import (
     gcat,
     gop,
     gplus,
@@ -49,6 +47,14 @@ from .messaging import (
     spmdSend,
     spmdSendReceive,
 )
+from .layouts.codistributor import (
+    codistributor,
+    codistributor1d,
+    codistributor2dbc,
+    codistributorBlocks,
+    codistributorChunks,
+)
+from .layouts.pictures import plot_layout
 from .pool import Pool, gcp, parpool
 from .runtime import labindex, numlabs, spmdIndex, spmdSize
 from .spmd import spmd, spmd_run

@@ -6,8 +6,8 @@ from typing import Any, Iterator
 
 from .checks import check_lab
 from .errors import SpmdError
-from .protocol import Get, Input, Set, Summary
-from .values import describe, is_handle, summarize
+from .protocol.messages import Get, Input, Set, Summary
+from .protocol.values import describe, is_handle, summarize
 
 __all__ = ["NoDataError", "Composite", "exist"]
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .layoutbase import box_text, runs_text, selection_size
-from .protocol import Summary
+from .layouts.base import box_text, runs_text, selection_size
+from .protocol.messages import Summary
 
 __all__ = ["composite_html", "distributed_html", "summary_cells"]
 
@@ -34,7 +34,7 @@ def summary_cells(summary: Summary | None) -> tuple[str, str, str]:
 
 
 def _swatch(lab: int) -> str:
-    from .layout_plot import lab_color
+    from .layouts.pictures import lab_color
 
     return f'<span class="spmdlab-sw" style="background:{lab_color(lab)}"></span>'
 
@@ -70,7 +70,7 @@ def composite_html(c: Any) -> str:
 
 def distributed_html(d: Any) -> str:
     """A distributed array: shape, dtype, layout, each lab's part, and the layout picture."""
-    from .layout_plot import layout_svg, ownership
+    from .layouts.pictures import layout_svg, ownership
 
     codist = d.codistributor
     head = (f"<b>distributed</b> array, shape {html.escape(str(d.shape))}, dtype {html.escape(str(d.dtype))}"

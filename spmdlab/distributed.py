@@ -31,25 +31,16 @@ from .codist.base import complete as _complete
 from .codist.base import is_plain as _is_plain
 from .codist.base import numlabs_of as _codist_numlabs
 from .codist.base import sparse_error as _sparse_error
-from .codist.regions import copy_region as _copy_region
-from .codist.regions import take as _take
-from .codistributor import codistributor1d
+from .codist.calls import construct, local_rows, to_codistributed
 from .errors import SpmdError, labs_words
-from .execute import run_block
-from .labcalls import (
-    Ref,
-    call_method,
-    construct,
-    get_attr,
-    local_rows,
-    map_leaves,
-    split,
-    to_codistributed,
-    ufunc_method,
-)
+from .execute import register_handle, run_block
+from .layouts.codistributor import codistributor1d
+from .layouts.regions import copy_region as _copy_region
+from .layouts.regions import take as _take
 from .preview import corner_text, fetch_corner
-from .protocol import Call, Get, Input, Set, Summary
-from .values import is_handle, register_handle
+from .protocol.calls import Ref, call_method, get_attr, map_leaves, split, ufunc_method
+from .protocol.messages import Call, Get, Input, Set, Summary
+from .protocol.values import is_handle
 
 __all__ = ["distributed", "isdistributed", "on_labs"]
 

@@ -7,10 +7,31 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from .protocol import Block, Input, Reply
-from .values import input_spec, result_handle
+from .composite import Composite
+from .protocol.messages import Block, Input, Reply, Summary
+from .protocol.values import input_spec
 
-__all__ = ["Outcome", "run_block"]
+__all__ = ["Outcome", "run_block", "register_handle", "result_handle"]
+
+_handles: dict[str, Callable[[Any, int, Summary], Any]] = {}
+
+
+def register_handle(kind: str, factory: Callable[[Any, int, Summary], Any]) -> None:
+    """Client handles for names whose every lab's value has summaries of ``kind``:
+    ``factory(pool, key, lab 1's summary)``."""
+    _handles[kind] = factory
+
+
+def result_handle(pool: Any, key: int, summaries: dict[int, Summary], nlabs: int,
+                  composite: bool = False) -> Any:
+    """The client handle for the value a block stored under ``key``: a registered
+    handle when every one of its ``nlabs`` labs holds that kind, else a Composite."""
+    kinds = {s.kind for s in summaries.values()}
+    if not composite and len(summaries) == nlabs and len(kinds) == 1:
+        factory = _handles.get(kinds.pop())
+        if factory is not None:
+            return factory(pool, key, summaries[min(summaries)])
+    return Composite._from_labs(pool, key, summaries)
 
 
 @dataclass

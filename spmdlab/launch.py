@@ -1,7 +1,7 @@
 """Starting a lab job: the listening socket, the launcher command, the labs' connections.
 
 The client listens on a private AF_UNIX socket (or TCP with ``SPMDLAB_HOST``), starts
-``mpiexec -n N python -m spmdlab.worker`` in a session of its own, and accepts three
+``mpiexec -n N python -m spmdlab.lab`` in a session of its own, and accepts three
 authenticated connections per lab (``main``, ``ctrl``, and the shim's ``watch``). Each
 handshake runs in its own thread with a short deadline, so connections that never answer
 cannot stall the start. Once every lab is in, the listener and its folder are removed:
@@ -20,10 +20,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from . import protocol
 from ._frames import CODE_DIR
 from .errors import PoolError
-from .protocol import Channel, ChannelClosed, Hello
+from .protocol import messages as protocol
+from .protocol.messages import Channel, ChannelClosed, Hello
 from .settings import Settings
 
 __all__ = ["LabJob", "listen", "spawn", "accept_labs", "close_listener"]
@@ -84,7 +84,7 @@ def spawn(settings: Settings, numlabs: int, address: str, authkey: bytes) -> sub
         paths.append(env["PYTHONPATH"])
     env["PYTHONPATH"] = os.pathsep.join(paths)
     cmd = [*settings.launcher(), "-n", str(numlabs), *settings.launcher_args(), sys.executable, "-m",
-           "spmdlab.worker"]
+           "spmdlab.lab"]
     try:
         return subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True)

@@ -22,8 +22,8 @@ from typing import Any, Callable, Mapping, MutableMapping, TextIO
 from .blocksource import Body, check, names_read, names_written
 from .errors import SpmdError, display_names
 from .pmode import copies
-from .protocol import Done, Reply
-from .values import is_handle
+from .protocol.messages import Done, Reply
+from .protocol.values import is_handle
 
 __all__ = ["SpmdOptions", "parse_options", "parse_cell", "run_cell", "run_pmode_cell", "pmode_transform",
            "lab_defaults", "lab2client", "client2lab", "USAGE"]

@@ -1,6 +1,6 @@
 """The client side of a lab pool: launch the lab job, talk to it, supervise it.
 
-The client is not an MPI process: it starts ``mpiexec -n N python -m spmdlab.worker`` in
+The client is not an MPI process: it starts ``mpiexec -n N python -m spmdlab.lab`` in
 a session of its own and the labs connect back over authenticated sockets (``launch``).
 Every request carries an epoch and every reply the epoch of its request: a reply of
 another request (one an interrupted wait left unread) is discarded and counted in
@@ -25,11 +25,12 @@ import warnings
 import weakref
 from typing import Any, Callable
 
-from . import launch, protocol, settings
+from . import launch, settings
 from ._frames import first_outside
 from .console import announce_start, print_sink
 from .errors import LabDiedError, PoolError, RemoteError, SpmdError, SpmdTimeoutError, labs_verb, where_lines
-from .protocol import (
+from .protocol import messages as protocol
+from .protocol.messages import (
     Abort,
     Block,
     Call,

@@ -15,8 +15,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .codist.base import parts_of
-from .layoutbase import Selection
-from .protocol import Call
+from .layouts.base import Selection
+from .protocol.messages import Call
 
 __all__ = ["corner_index", "corner_part", "fetch_corner", "corner_text"]
 

@@ -1,14 +1,14 @@
 """Where code is running: on a lab inside a block, or at the client.
 
-Imports no MPI, so ``labindex()`` and ``numlabs()`` work at the client (they return 1).
+Imports no MPI (the lab's MPI module is ``spmdlab.lab.comm``), so ``labindex()`` and
+``numlabs()`` work at the client (they return 1).
 The worker fills in the lab state; the interrupt thread sets ``abort``.
 """
 from __future__ import annotations
 
 import threading
 
-__all__ = ["labindex", "numlabs", "spmdIndex", "spmdSize", "LabAbort", "state", "lazy_comm",
-           "check_abort"]
+__all__ = ["labindex", "numlabs", "spmdIndex", "spmdSize", "LabAbort", "state", "check_abort"]
 
 
 class LabAbort(BaseException):
@@ -35,22 +35,6 @@ class _LabState:
 
 
 state = _LabState()
-
-
-class _LazyComm:
-    """The ``comm`` module, imported on first use: importing spmdlab at the client
-    (``from spmdlab import labSend, codistributed``) must not load or initialise MPI."""
-
-    def __getattr__(self, name: str):
-        from . import comm as real
-
-        value = getattr(real, name)
-        if callable(value) or name == "MPI":
-            setattr(self, name, value)  # functions and the MPI module: looked up once
-        return value
-
-
-lazy_comm = _LazyComm()
 
 
 def check_abort() -> None:

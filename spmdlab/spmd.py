@@ -19,8 +19,8 @@ from .composite import Composite
 from .console import print_sink
 from .errors import SpmdError
 from .execute import Outcome, run_block
-from .labcalls import Ref
 from .progress import Progress
+from .protocol.calls import Ref
 from .settings import check_timeout
 
 __all__ = ["spmd", "spmd_run", "run_body", "block_size", "check_counts", "labindex", "numlabs"]

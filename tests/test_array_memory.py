@@ -65,7 +65,7 @@ def test_redistribute_never_allocates_the_full_array(pool, src, dst):
         D = make(a)
         import tracemalloc as _tm
 
-        from spmdlab import comm as _comm
+        from spmdlab.lab import comm as _comm
 
         _tm.reset_peak()
         before = _tm.get_traced_memory()[0]

@@ -17,7 +17,7 @@ import pytest
 import spmdlab
 from spmdlab import SpmdError, labBroadcast, numlabs, spmd
 from spmdlab.codistributed import codistributed, gather, getLocalPart
-from spmdlab.codistributor import codistributor1d, codistributor2dbc
+from spmdlab.layouts.codistributor import codistributor1d, codistributor2dbc
 
 # Each test runs one block of ~1000 checks on each of 4 pools: on a loaded 2-core machine
 # (load 17) one block took over 100 s and the four up to 520 s, with nothing hung.

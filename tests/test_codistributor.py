@@ -1,4 +1,4 @@
-"""Unit tests for spmdlab.codistributor: pure index math, no MPI."""
+"""Unit tests for spmdlab.layouts.codistributor: pure index math, no MPI."""
 import itertools
 import math
 import random
@@ -6,9 +6,9 @@ import random
 import numpy as np
 import pytest
 
-from spmdlab.codist.plan import Transfer, transfer_plan, transfer_regions
-from spmdlab.codist.regions import sel_array
-from spmdlab.codistributor import codistributor, codistributor1d, codistributor2dbc
+from spmdlab.layouts.codistributor import codistributor, codistributor1d, codistributor2dbc
+from spmdlab.layouts.plan import Transfer, transfer_plan, transfer_regions
+from spmdlab.layouts.regions import sel_array
 
 pytestmark = pytest.mark.nompi  # pure logic: no MPI, no lab
 

@@ -57,7 +57,7 @@ def test_lab_values_freed_when_last_reference_goes(pool4):
     with spmd(pool=pool4):
         big = np.ones(1000) * labindex()
     key = big._key
-    from spmdlab.protocol import Get, Reply
+    from spmdlab.protocol.messages import Get, Reply
 
     assert pool4.request(2, Get(key)).kind == "value"
     del big

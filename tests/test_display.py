@@ -5,8 +5,8 @@ import pytest
 
 from spmdlab import Composite, codistributor1d, codistributor2dbc, distributed
 from spmdlab.display import summary_cells
-from spmdlab.layout_plot import lab_color
-from spmdlab.protocol import Summary
+from spmdlab.layouts.pictures import lab_color
+from spmdlab.protocol.messages import Summary
 
 pytestmark = pytest.mark.nompi  # pure logic: no MPI, no lab
 

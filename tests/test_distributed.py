@@ -31,7 +31,7 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 def stored_keys(pool):
     """The keys each lab stores (reads the lab server's store through a call)."""
-    from spmdlab.protocol import Call
+    from spmdlab.protocol.messages import Call
 
     replies = pool.request_many({lab: Call(_store_keys, None) for lab in range(1, pool.numlabs + 1)})
     return {lab: r.result for lab, r in replies.items()}
@@ -40,7 +40,7 @@ def stored_keys(pool):
 def _store_keys(_):
     import gc as _gc
 
-    from spmdlab.labserver import LabServer
+    from spmdlab.lab.server import LabServer
 
     servers = [o for o in _gc.get_objects() if isinstance(o, LabServer)]
     return set(servers[0].store) if servers else set()
@@ -229,7 +229,7 @@ def test_forwarding_runs_the_operation_on_the_labs(pools):
     D = distributed(np.arange(6.0), pool=P)
     assert np.array_equal(gather(D.astype(np.int64)), np.arange(6))
     from spmdlab.distributed import _run
-    from spmdlab.labcalls import call_method
+    from spmdlab.protocol.calls import call_method
     assert _run(call_method, (D, "__len__")) == 6  # non-codistributed result: lab 1's value
     with pytest.raises(SpmdError, match=r"labs 1 and 2[\s\S]*AttributeError"):
         _run(call_method, (D, "no_such_method"))

@@ -19,7 +19,7 @@ from spmdlab import numlabs, spmd
 from spmdlab.codist import elementwise as ew
 from spmdlab.codist import elision
 from spmdlab.codistributed import codistributed, gather, getLocalPart
-from spmdlab.codistributor import codistributor1d, codistributor2dbc
+from spmdlab.layouts.codistributor import codistributor1d, codistributor2dbc
 
 pytestmark = pytest.mark.timeout(120)
 

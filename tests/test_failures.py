@@ -262,7 +262,7 @@ def test_error_while_other_labs_block_in_raw_mpi_does_not_hang(monkeypatch):
         start = time.monotonic()
         with pytest.raises(SpmdError) as info:
             with spmd(pool=pool):
-                from spmdlab import comm
+                from spmdlab.lab import comm
 
                 if labindex() == 2:
                     raise RuntimeError("lab 2 never joins")
@@ -278,7 +278,7 @@ def test_error_while_other_labs_block_in_raw_mpi_does_not_hang(monkeypatch):
         start = time.monotonic()
         with pytest.raises(SpmdError, match="lab 2 never joins"):
             with spmd(pool=pool, timeout=1):
-                from spmdlab import comm
+                from spmdlab.lab import comm
 
                 if labindex() == 2:
                     raise RuntimeError("lab 2 never joins")
@@ -292,7 +292,7 @@ def test_error_while_other_labs_block_in_raw_mpi_does_not_hang(monkeypatch):
 
 def test_error_markers_line_up_in_source_without_a_final_newline(pool2):
     """Typed input (REPLs) may lack a final newline; tracebacks still point at the code."""
-    from spmdlab.protocol import Block
+    from spmdlab.protocol.messages import Block
 
     with pytest.raises(SpmdError) as info:
         pool2.run(Block(source="x = 1\ny = x + None", filename="<typed>"))

@@ -438,7 +438,7 @@ def memory_probe(n, what):
         f = lambda: np.fft.fft(D)  # noqa: E731
     fb.clear_cache()  # the exchange buffer slab transposes keep counts as new memory
     part = getLocalPart(D).nbytes
-    from spmdlab import comm
+    from spmdlab.lab import comm
 
     tm.reset_peak()
     before, window = tm.get_traced_memory()[0], comm.staging_bytes()

@@ -16,7 +16,7 @@ import textwrap
 import pytest
 from conftest import child_pythonpath, run_script
 
-from spmdlab import protocol
+from spmdlab.protocol import messages as protocol
 
 # Run in a fresh interpreter: unpickle a function from stdin, call it, print the traceback.
 LOAD_AND_CALL = """

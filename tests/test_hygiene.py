@@ -187,7 +187,7 @@ def test_labs_connect_over_tcp_on_any_host_setting(host, monkeypatch):
     monkeypatch.setenv("SPMDLAB_HOST", host)
     pool = spmdlab.Pool(3)
     try:
-        assert spmdlab.protocol.split_address(pool._address) is not None  # TCP, not a socket path
+        assert spmdlab.protocol.messages.split_address(pool._address) is not None  # TCP, not a socket path
         assert list(spmd_run(_lab_work, pool=pool)) == [True, True, True]
         D = spmdlab.distributed(np.arange(12.0), pool=pool)
         assert gather(D * 2).tolist() == (np.arange(12.0) * 2).tolist()
@@ -243,7 +243,7 @@ def test_mpich_without_shared_memory_takes_the_cross_machine_path(monkeypatch):
     pool = spmdlab.Pool(3)
     try:
         def staged():
-            from spmdlab import comm
+            from spmdlab.lab import comm
 
             ok = _lab_work()
             return ok, comm.staging_bytes(), len(comm._nodes)

@@ -16,7 +16,7 @@ import spmdlab_repl
 pytestmark = pytest.mark.nompi
 
 
-# In a fresh interpreter: importing spmdlab.comm starts MPI, which this process must not.
+# In a fresh interpreter: importing spmdlab.lab.comm starts MPI, which this process must not.
 IMPORT_ALL = """
 import importlib, pkgutil, spmdlab, spmdlab_repl
 for package in (spmdlab, spmdlab_repl):
@@ -33,7 +33,7 @@ def test_every_module_of_both_packages_imports(tmp_path):
                             cwd=tmp_path, env=dict(os.environ, PYTHONPATH=child_pythonpath()))
     assert result.returncode == 0, result.stderr
     names = set(result.stdout.split())
-    assert {"spmdlab.codist.linalg.dense", "spmdlab.codist.fft", "spmdlab.comm", "spmdlab.magics",
+    assert {"spmdlab.codist.linalg.dense", "spmdlab.codist.fft", "spmdlab.lab.comm", "spmdlab.magics",
             "spmdlab_repl.pmode"} <= names, names
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from spmdlab import codistributor1d, codistributor2dbc, codistributorBlocks, codistributorChunks
-from spmdlab.layout_plot import lab_color, layout_svg, layout_text, ownership
+from spmdlab.layouts.pictures import lab_color, layout_svg, layout_text, ownership
 
 pytestmark = pytest.mark.nompi  # pure logic: no MPI, no lab
 

@@ -7,7 +7,7 @@ import pytest
 from layout_checks import check_protocol, eq
 
 from spmdlab import codistributor, codistributorBlocks, codistributorChunks
-from spmdlab.codistributor_chunks import subtract_box
+from spmdlab.layouts.chunks import subtract_box
 
 pytestmark = pytest.mark.nompi  # pure logic: no MPI, no lab
 

@@ -30,7 +30,7 @@ from spmdlab import (
     redistribute,
     spmd_run,
 )
-from spmdlab.codist.regions import product_index
+from spmdlab.layouts.regions import product_index
 
 pytestmark = pytest.mark.timeout(240)
 cloudpickle.register_pickle_by_value(sys.modules[__name__])

@@ -34,8 +34,8 @@ from spmdlab import (
     spmd_run,
     updateHalos,
 )
-from spmdlab.codist.pieces import lab_moves
-from spmdlab.codist.regions import product_index
+from spmdlab.layouts.moves import lab_moves
+from spmdlab.layouts.regions import product_index
 
 pytestmark = pytest.mark.timeout(180)
 cloudpickle.register_pickle_by_value(sys.modules[__name__])

@@ -41,7 +41,7 @@ def test_notebook_tracebacks_hide_the_librarys_frames(tmp_path):
     too) are cut from a notebook traceback; the user's frames around them stay."""
     pytest.importorskip("IPython")
     from spmdlab import magics
-    from spmdlab.labcalls import map_leaves
+    from spmdlab.protocol.calls import map_leaves
 
     user = {"__name__": "__main__", "map_leaves": map_leaves}
     exec(compile("def cell():\n    return map_leaves([1], lambda v: 1 / 0)\n", str(tmp_path / "cell.py"), "exec"), user)

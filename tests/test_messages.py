@@ -28,7 +28,7 @@ from spmdlab import (
     spmd,
 )
 from spmdlab.errors import SpmdError
-from spmdlab.values import describe, summarize
+from spmdlab.protocol.values import describe, summarize
 
 # ---- where a stopped lab was: the user's line, never importlib's or an installed module's -----
 
@@ -246,7 +246,7 @@ def test_layout_pictures_keep_the_aspect_ratio():
     matplotlib.use("Agg")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from spmdlab.layout_plot import layout_svg
+    from spmdlab.layouts.pictures import layout_svg
 
     def box_ratio(codist) -> float:
         fig = spmdlab.plot_layout(codist)

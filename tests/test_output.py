@@ -27,7 +27,7 @@ def test_output_streams_while_the_block_runs(pool2):
     import time
 
     seen = []
-    from spmdlab.protocol import Block
+    from spmdlab.protocol.messages import Block
 
     def sink(lab, stream, text):
         seen.append((time.monotonic(), lab, text))

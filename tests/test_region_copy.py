@@ -3,9 +3,9 @@ equal numpy's ``dst[np.ix_(*di)] = src[np.ix_(*si)]``."""
 import numpy as np
 import pytest
 
-from spmdlab.codist.plan import transfer_regions
-from spmdlab.codist.regions import RegionCopy, copy_region, run_groups
-from spmdlab.codistributor import codistributor1d, codistributor2dbc
+from spmdlab.layouts.codistributor import codistributor1d, codistributor2dbc
+from spmdlab.layouts.plan import transfer_regions
+from spmdlab.layouts.regions import RegionCopy, copy_region, run_groups
 
 pytestmark = pytest.mark.nompi  # pure logic: no MPI, no lab
 

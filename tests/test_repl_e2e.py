@@ -168,7 +168,7 @@ def start_pmode(tmp_path, n: int = 4, *extra: str) -> Repl:
 
 def lab_tree(repl: Repl, n: int) -> dict[int, str]:
     tree = process_tree(repl.child.pid)
-    assert sum("spmdlab.worker" in args for args in tree.values()) >= n, tree
+    assert sum("spmdlab.lab" in args for args in tree.values()) >= n, tree
     assert any("mpiexec" in args for args in tree.values()), tree
     return tree
 

@@ -446,7 +446,7 @@ class FakePool:
         return self.request_many({lab: message})[lab]
 
     def request_many(self, messages):
-        from spmdlab.protocol import Get, Reply, Set
+        from spmdlab.protocol.messages import Get, Reply, Set
 
         replies = {}
         for lab, msg in messages.items():
@@ -459,7 +459,7 @@ class FakePool:
         return replies
 
     def run(self, block, labs=None, sink=None, timeout=None):
-        from spmdlab.protocol import Done, Reply, Summary
+        from spmdlab.protocol.messages import Done, Reply, Summary
 
         self.blocks.append(block)
         if self.die_next:
@@ -820,7 +820,7 @@ def test_pmode_argument_errors_are_short_and_clear(argv, message, capsys):
 def test_client_console_drops_the_librarys_chained_exceptions():
     import os
 
-    from spmdlab.protocol import ChannelClosed
+    from spmdlab.protocol.messages import ChannelClosed
     from spmdlab_repl.client import _trim
 
     def library_recv():

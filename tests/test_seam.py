@@ -168,7 +168,7 @@ def test_c_a_client_value_the_labs_cannot_unpickle_names_the_module(pool2, tmp_p
 # ---- d: aborted blocks leak nothing --------------------------------------------------------
 
 def _lab_resources():
-    from spmdlab import comm
+    from spmdlab.lab import comm
 
     with open("/proc/self/statm") as f:
         rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -281,7 +281,7 @@ def test_g_a_bad_timeout_is_refused_before_anything_is_sent(pool2, timeout, erro
     with pytest.raises(error):
         spmd_run(labindex, pool=pool2, timeout=timeout)
     with pytest.raises(error):
-        pool2.run(spmdlab.protocol.Block(source="x = 1\n"), timeout=timeout)
+        pool2.run(spmdlab.protocol.messages.Block(source="x = 1\n"), timeout=timeout)
     assert repr(pool2._epochs) == epochs_before  # nothing was sent
     still_works(pool2)
     assert pool2.stale_replies == 0
@@ -477,7 +477,7 @@ def test_2_a_send_cut_short_restarts_the_pool_with_a_warning():
 
 
 def test_2_a_reply_of_another_request_is_discarded_and_counted(pool2):
-    from spmdlab import protocol
+    from spmdlab.protocol import messages as protocol
 
     stray = protocol.Block(epoch=10**6, source="x = 'stray'\n")  # a request this pool never made
     pool2.main[1].send_frames(protocol.dumps(protocol.Exec(stray), epoch=stray.epoch))

@@ -32,7 +32,7 @@ def _round64(n: int) -> int:
 def _moved_and_staged(shape, src, dst):
     """On a lab: redistribute ``arange(shape)`` from ``src`` to ``dst``; return whether the
     result is right, the old part's bytes and this lab's staging segment's bytes."""
-    from spmdlab import comm
+    from spmdlab.lab import comm
 
     A = np.arange(math.prod(shape), dtype=np.float64).reshape(shape)
     D = codistributed(A, src)

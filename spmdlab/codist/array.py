@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import runtime
 from ..checks import check_lab
-from ..codistributor import Codistributor, codistributor2dbc
+from ..layouts.codistributor import Codistributor, codistributor2dbc
 from .base import CODISTRIBUTORS, need, numlabs_of
 from .creation import CodistConstructors
 from .ops import CodistOps

@@ -20,9 +20,9 @@ import numpy as np
 
 from .. import runtime
 from .._frames import first_outside
-from ..codistributor import Codistributor, codistributor1d, codistributor2dbc
-from ..codistributor_blocks import codistributorBlocks
-from ..codistributor_chunks import codistributorChunks
+from ..layouts.blocks import codistributorBlocks
+from ..layouts.chunks import codistributorChunks
+from ..layouts.codistributor import Codistributor, codistributor1d, codistributor2dbc
 
 __all__ = ["NOVALUE", "CODISTRIBUTORS", "MODES", "CodistArray", "here", "numlabs_of", "check_codist_arg",
            "complete", "check_dtype", "need", "layout_text", "describe", "is_plain", "parts_of", "check_mode", "Chunks",

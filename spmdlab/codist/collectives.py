@@ -15,11 +15,11 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from ..codistributor import Codistributor
-from ..runtime import lazy_comm as comm
+from ..lab import lazy_comm as comm
+from ..layouts.codistributor import Codistributor
+from ..layouts.regions import ix
 from .base import here
 from .layout import local_sel
-from .regions import ix
 
 __all__ = ["EMPTY_BYTES", "contig", "as_bytes", "allreduce", "allgather", "allgatherv", "bcast",
            "allgather_objects", "raise_combined", "error_entry", "check_same_codist", "Exchange",

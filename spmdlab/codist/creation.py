@@ -15,7 +15,8 @@ from typing import Any, Optional, Sequence, Tuple, Type, TypeVar
 
 import numpy as np
 
-from ..codistributor import Codistributor, codistributor1d, codistributor2dbc
+from ..layouts.codistributor import Codistributor, codistributor1d, codistributor2dbc
+from ..layouts.regions import sel_len, take
 from .base import (
     CODISTRIBUTORS,
     Chunks,
@@ -29,7 +30,6 @@ from .base import (
     sparse_error,
 )
 from .collectives import allgather_objects, check_same_codist, error_entry, raise_combined
-from .regions import sel_len, take
 from .reshard import reshard
 from .transfer import redistribute
 

@@ -13,12 +13,12 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from ..layouts.regions import take
 from . import elision
 from .adapt import adapted_call, needs_adapting
 from .base import NOVALUE, CodistArray, describe, layout_text
 from .elision import is_temporary, note_result
 from .layout import labs_of, local_sel
-from .regions import take
 from .registry import implements
 from .transfer import gather, redistribute
 

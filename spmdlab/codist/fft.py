@@ -50,7 +50,7 @@ import numpy as np
 import scipy.fft as sfft
 from numpy.lib.array_utils import normalize_axis_index
 
-from ..codistributor import codistributor1d, codistributor2dbc
+from ..layouts.codistributor import codistributor1d, codistributor2dbc
 from . import fft_bailey as fb
 from . import fft_exchange
 from .array import codistributed

@@ -36,8 +36,8 @@ from typing import Optional, Tuple
 import numpy as np
 import scipy.fft as sfft
 
-from ..codistributor import codistributor1d
-from ..runtime import lazy_comm as comm
+from ..lab import lazy_comm as comm
+from ..layouts.codistributor import codistributor1d
 from . import fft_exchange
 from .base import here
 from .fft_exchange import move

@@ -9,7 +9,7 @@ Along an axis every lab holds whole, each lab rolls its own part (``np.roll``). 
 the distributed axis of a 1-D layout, lab k's block [lo, hi) moves to [lo + s, hi + s)
 mod n: at most two pieces, each split over the labs whose blocks they meet
 (``fft_bailey.roll_pieces``); one ``Alltoallv`` on the block's communicator, waited
-with ``spmdlab.comm.wait`` (interruptible). 2dbc arrays are shifted in a 1-D layout
+with ``spmdlab.lab.comm.wait`` (interruptible). 2dbc arrays are shifted in a 1-D layout
 and moved back to their grid.
 """
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any, Dict
 
 import numpy as np
 
-from ..codistributor import codistributor1d
-from ..runtime import lazy_comm as comm
+from ..lab import lazy_comm as comm
+from ..layouts.codistributor import codistributor1d
 from .array import codistributed
 from .base import here
 from .fft_plan import default_partition, roll_pieces

@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from ..codistributor import codistributor1d
+from ..layouts.codistributor import codistributor1d
+from ..layouts.regions import ix, take
 from .base import CodistArray, here, layout_text
 from .collectives import allgather, allgatherv, bcast, fetch, match
 from .layout import concatenates, default_layout, flat_layout, is1d, labs_of, local_sel, sel_global
-from .regions import ix, take
 from .transfer import gather, redistribute
 
 __all__ = ["getitem", "setitem"]

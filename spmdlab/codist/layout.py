@@ -11,9 +11,9 @@ from typing import Any, Tuple
 
 import numpy as np
 
-from ..codistributor import Codistributor, codistributor1d
+from ..layouts.codistributor import Codistributor, codistributor1d
+from ..layouts.regions import take
 from .base import CodistArray, here, numlabs_of
-from .regions import take
 
 __all__ = ["is1d", "labs_of", "local_sel", "sel_global", "default_layout", "replicated_result", "concatenates",
            "flat_layout", "flat_ranges"]

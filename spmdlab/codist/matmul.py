@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..codistributor import codistributor1d, codistributor2dbc
-from ..runtime import lazy_comm as comm
+from ..lab import lazy_comm as comm
+from ..layouts.codistributor import codistributor1d, codistributor2dbc
 from .base import CodistArray, describe, here
 from .blas import gemm, supported
 from .collectives import Exchange, allgather

@@ -12,11 +12,11 @@ from typing import Any, Optional
 import numpy as np
 
 from ..checks import dim_to_axis
-from ..codistributor import codistributor1d
+from ..layouts.codistributor import codistributor1d
+from ..layouts.regions import product_index, sel_len, take
 from .base import NOVALUE, CodistArray, here, layout_text
 from .collectives import allgather, allreduce, contig
 from .layout import is1d, labs_of, local_sel, replicated_result, sel_global
-from .regions import product_index, sel_len, take
 
 __all__ = ["COMBINE_UFUNC", "axes_of", "check_numeric", "no_extras", "combine_plain", "combine",
            "squeeze_shape", "wrap_local", "reduce_along", "mean_of", "var_of", "arg_reduce"]

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..codistributor import codistributor1d, codistributor2dbc
+from ..layouts.codistributor import codistributor1d, codistributor2dbc
 from .base import CodistArray, layout_text
 from .collectives import Exchange, allgather
 from .layout import concatenates, flat_layout, flat_ranges, is1d, labs_of, local_sel, replicated_result, sel_global

@@ -23,13 +23,13 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..codistributor import codistributor1d
-from ..runtime import lazy_comm as comm
+from ..lab import lazy_comm as comm
+from ..layouts.codistributor import codistributor1d
+from ..layouts.moves import LabMoves, lab_moves
+from ..layouts.regions import product_index, sel_len, take
 from .base import Chunks, CodistArray, check_mode, here, is_plain, need, numlabs_of, parts_of
 from .collectives import allreduce
 from .layout import default_layout
-from .pieces import LabMoves, lab_moves
-from .regions import product_index, sel_len, take
 
 __all__ = ["reshard", "updateHalos", "changeMode", "plain", "identity", "COMBINE"]
 

@@ -15,13 +15,13 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 
 from ..checks import check_lab
-from ..codistributor import Codistributor
-from ..runtime import lazy_comm as comm
+from ..lab import lazy_comm as comm
+from ..layouts.codistributor import Codistributor
+from ..layouts.plan import transfer_regions
+from ..layouts.regions import RegionCopy, put
 from .base import CodistArray, check_codist_arg, complete, here, is_plain, need, numlabs_of
 from .collectives import EMPTY_BYTES, as_bytes
 from .layout import concatenates, default_layout
-from .plan import transfer_regions
-from .regions import RegionCopy, put
 from .reshard import reshard
 
 __all__ = ["redistribute", "gather"]

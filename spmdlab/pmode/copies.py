@@ -12,7 +12,7 @@ import contextlib
 from typing import Any, Callable, ContextManager
 
 from ..errors import labs_words
-from ..protocol import Set
+from ..protocol.messages import Set
 
 __all__ = ["CopyError", "value_from_lab", "lab2client_message", "send_to_labs", "client2lab_message", "TMP"]
 

@@ -24,7 +24,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from ...codistributor import codistributor2dbc
+from ...layouts.codistributor import codistributor2dbc
 from ..array import codistributed, getCodistributor, getLocalPart
 from ..transfer import redistribute
 from .factor import getrf, move_rows, potrf, trsm

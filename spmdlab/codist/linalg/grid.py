@@ -4,7 +4,7 @@ A ``codistributor2dbc`` with ``LabGrid = [nprow, npcol]`` and block size ``nb`` 
 global row ``i`` on grid row ``(i // nb) % nprow`` and global column ``j`` on grid
 column ``(j // nb) % npcol`` (ScaLAPACK's block-cyclic map with source process 0;
 NUMROC/INDXG2L/INDXL2G in the ScaLAPACK TOOLS). :class:`ProcessGrid` gives those maps
-for one lab, plus the row and column sub-communicators (made by ``spmdlab.comm``, the
+for one lab, plus the row and column sub-communicators (made by ``spmdlab.lab.comm``, the
 one module owning communicators) and the collectives the factorizations use along a
 grid row or column: panel broadcast, all-gather of panel pieces, row exchanges. Every
 wait is ``comm.wait`` (interruptible: Ctrl-C, another lab's error, a timeout end it).
@@ -23,8 +23,8 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ... import runtime
-from ...codistributor import codistributor2dbc, numroc
-from ...runtime import lazy_comm as comm
+from ...lab import lazy_comm as comm
+from ...layouts.codistributor import codistributor2dbc, numroc
 from ..array import codistributed, getCodistributor
 from ..transfer import redistribute
 
@@ -142,7 +142,7 @@ class ProcessGrid:
     # ---- communicators and collectives
     def connect(self, what: str) -> "ProcessGrid":
         """Fetch the row and column communicators (collective over the block's labs;
-        cached per block communicator in ``spmdlab.comm``). Nothing with one lab."""
+        cached per block communicator in ``spmdlab.lab.comm``). Nothing with one lab."""
         if self.numlabs > 1 and self.row_comm is None:
             self.row_comm, self.col_comm = comm.grid_comms(
                 ("grid", self.nprow, self.npcol, self.orientation), self.myrow, self.mycol, what)

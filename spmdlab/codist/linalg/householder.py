@@ -31,7 +31,7 @@ from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
-from ...codistributor import codistributor2dbc
+from ...layouts.codistributor import codistributor2dbc
 from ..array import codistributed, getCodistributor, getLocalPart
 from ..blas import gemm
 from .grid import ProcessGrid, numroc

@@ -33,7 +33,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from ...codistributor import codistributor1d, codistributor2dbc
+from ...layouts.codistributor import codistributor1d, codistributor2dbc
 from ..array import codistributed, getCodistributor, getLocalPart
 from ..transfer import redistribute
 from .factor import trsm

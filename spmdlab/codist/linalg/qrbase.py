@@ -3,7 +3,7 @@
 small collectives combined in lab order (bitwise the same result on every lab), and
 building results from local parts.
 
-Every collective here runs on the block's communicator from ``spmdlab.comm`` and is
+Every collective here runs on the block's communicator from ``spmdlab.lab.comm`` and is
 waited with ``comm.wait`` (interruptible); with one lab (and at the client, where
 arrays behave as on a pool of one lab) nothing communicates.
 """
@@ -13,9 +13,9 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ...codistributor import codistributor1d
+from ...lab import lazy_comm as comm
+from ...layouts.codistributor import codistributor1d
 from ...runtime import labindex, numlabs
-from ...runtime import lazy_comm as comm
 from ..array import codistributed, getCodistributor, getLocalPart
 from ..transfer import redistribute
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ...codistributor import codistributor1d
+from ...layouts.codistributor import codistributor1d
 from ..array import codistributed, getCodistributor, getLocalPart
 from ..transfer import redistribute
 from .qr import prepare, tall_skinny, tsqr_factor

@@ -1,6 +1,6 @@
 """Block layouts: equal blocks assigned to labs by a rule, as Dagger.jl's ``Blocks``.
 
-No MPI here (pure index math, like :mod:`spmdlab.codistributor`).
+No MPI here (pure index math, like :mod:`spmdlab.layouts.codistributor`).
 
 ``codistributorBlocks(blocksize, assignment='blockrow', gsize=None, *, halo=0)`` cuts the
 array into blocks of ``blocksize`` (the last block along a dimension may be shorter) and
@@ -44,8 +44,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .checks import check_lab, check_numlabs, is_int
-from .layoutbase import (
+from ..checks import check_lab, check_numlabs, is_int
+from .base import (
     IndexLike,
     Piece,
     Selection,

@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..codistributor import Selection
+from .codistributor import Selection
 
 __all__ = ["sel_len", "sel_array", "as_slice", "product_index", "ix", "RegionCopy",
            "run_groups", "copy_region", "take", "put"]

@@ -11,7 +11,7 @@ from typing import NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 
 from ..checks import check_lab, check_numlabs
-from ..codistributor import Codistributor, Selection
+from .codistributor import Codistributor, Selection
 from .regions import sel_array, sel_len
 
 __all__ = ["Transfer", "intersect", "transfer_regions", "transfer_plan"]

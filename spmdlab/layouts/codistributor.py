@@ -16,11 +16,9 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import runtime  # no MPI: only the running block's numlabs() for MATLAB's defaults
-from .checks import check_lab, check_numlabs, dim_to_axis, is_int
-from .codistributor_blocks import codistributorBlocks
-from .codistributor_chunks import codistributorChunks
-from .layoutbase import (
+from .. import runtime  # no MPI: only the running block's numlabs() for MATLAB's defaults
+from ..checks import check_lab, check_numlabs, dim_to_axis, is_int
+from .base import (
     IndexLike,
     LayoutBase,
     Piece,
@@ -32,6 +30,8 @@ from .layoutbase import (
     numroc,
     runs_text,
 )
+from .blocks import codistributorBlocks
+from .chunks import codistributorChunks
 
 __all__ = ["codistributor1d", "codistributor2dbc", "codistributor", "Codistributor", "Layout", "numroc",
            "Selection", "codistributorBlocks", "codistributorChunks"]

@@ -21,11 +21,11 @@ import traceback
 import types
 from typing import Any
 
-from . import comm, protocol
-from ._frames import is_library, running_where
-from .errors import RemoteError
-from .labcalls import Outputs, fill
-from .protocol import (
+from .._frames import is_library, running_where
+from ..errors import RemoteError
+from ..protocol import messages as protocol
+from ..protocol.calls import Outputs, fill
+from ..protocol.messages import (
     Abort,
     Block,
     Call,
@@ -42,8 +42,9 @@ from .protocol import (
     Undecodable,
     connect,
 )
-from .runtime import LabAbort, state
-from .values import summarize
+from ..protocol.values import summarize
+from ..runtime import LabAbort, state
+from . import comm
 
 __all__ = ["LabStream", "remote_error", "LabServer"]
 

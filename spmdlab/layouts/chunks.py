@@ -1,6 +1,6 @@
 """Chunk maps: any boxes of an array on any labs, as CuPy's ``DistributedArray``.
 
-No MPI here (pure index math, like :mod:`spmdlab.codistributor`).
+No MPI here (pure index math, like :mod:`spmdlab.layouts.codistributor`).
 
 ``codistributorChunks(index_map, gsize=None)`` takes CuPy's ``index_map`` (the argument of
 ``cupyx.distributed.array.distributed_array``) with lab numbers for device ids: a dict
@@ -36,8 +36,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .checks import check_lab, check_numlabs, is_int
-from .layoutbase import (
+from ..checks import check_lab, check_numlabs, is_int
+from .base import (
     IndexLike,
     Piece,
     Selection,

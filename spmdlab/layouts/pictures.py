@@ -17,8 +17,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .base import Selection
 from .codistributor import codistributor1d, codistributor2dbc, codistributorBlocks, codistributorChunks
-from .layoutbase import Selection
 
 __all__ = ["Ownership", "ownership", "plot_layout", "layout_svg", "layout_text", "lab_color", "LAB_COLORS"]
 
@@ -191,12 +191,13 @@ def _pieces(codist: Any, size: tuple[int, ...]) -> Ownership:
 
 
 def _of(obj: Any) -> Ownership:
-    from .distributed import distributed
-
-    if isinstance(obj, distributed):
-        return ownership(obj.codistributor, obj.shape)
+    """``obj``'s ownership: an array that has a ``codistributor`` and a ``shape`` (the
+    client's ``distributed``: duck-typed, since layouts sit below the client), an
+    ``Ownership``, or a codistributor."""
     if isinstance(obj, Ownership):
         return obj
+    if hasattr(type(obj), "codistributor") and hasattr(obj, "shape"):
+        return ownership(obj.codistributor, obj.shape)
     return ownership(obj)
 
 

@@ -1,4 +1,4 @@
-"""The lab process: ``mpiexec -n N python -m spmdlab.worker``.
+"""The lab process: ``mpiexec -n N python -m spmdlab.lab``.
 
 Each rank takes the authkey out of its environment (and its memory's copy, so neither
 user code nor its subprocesses can read it), then forks once before touching MPI. The
@@ -58,7 +58,7 @@ def _rank() -> int:
 
 def _shim(child: int, clean_fd: int, address: str, authkey: bytes) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from .protocol import ChannelClosed, Exit, Hello, Undecodable, connect
+    from ..protocol.messages import ChannelClosed, Exit, Hello, Undecodable, connect
 
     chan = None
     try:
@@ -108,7 +108,7 @@ def main() -> None:
     _die_with_parent()
     if os.getppid() != parent:
         os._exit(1)
-    from .labserver import LabServer
+    from .server import LabServer
 
     server = LabServer(address, authkey)
     del authkey

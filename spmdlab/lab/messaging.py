@@ -12,8 +12,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .checks import check_lab, check_tag, dim_to_axis
-from .runtime import lazy_comm as comm
+from ..checks import check_lab, check_tag, dim_to_axis
+from . import lazy_comm as comm
 
 __all__ = ["labSend", "labReceive", "labSendReceive", "labProbe", "labBarrier", "labBroadcast",
            "gop", "gplus", "gcat", "spmdSend", "spmdReceive", "spmdSendReceive", "spmdBroadcast",

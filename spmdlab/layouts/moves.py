@@ -16,7 +16,7 @@ from typing import Any, List, NamedTuple, Tuple
 
 import numpy as np
 
-from ..codistributor import Selection
+from .codistributor import Selection
 from .plan import intersect
 from .regions import sel_len
 

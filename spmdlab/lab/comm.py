@@ -25,12 +25,11 @@ import mpi4py
 # Alltoallv of 80 MB on 4 labs / 2 cores: 12 ms funneled, 6 ms multiple).
 mpi4py.rc.thread_level = "multiple"
 mpi4py.rc.initialize = True
+import numpy as np  # noqa: E402
 from mpi4py import MPI  # noqa: E402
 
-import numpy as np  # noqa: E402
-
-from . import runtime  # noqa: E402
-from . import settings  # noqa: E402
+from .. import runtime  # noqa: E402
+from .. import settings  # noqa: E402
 
 __all__ = ["init", "renew", "enter_block", "block", "world_size", "abandon", "send_to_self", "wait", "wait_all",
            "wait_every", "probe", "grid_comms", "private_comm", "Staging", "staging", "staging_bytes", "ANY_SOURCE",
@@ -245,7 +244,7 @@ def wait_every(requests: list[MPI.Request], what: str, keep: tuple = ()) -> None
         raise
 
 
-def probe(comm: MPI.Intracomm, source: int, tag: int, what: str) -> MPI.Message:
+def probe(comm: MPI.Intracomm, source: int, tag: int, what: str) -> tuple[MPI.Message, MPI.Status]:
     """Wait for a matching message (matched probe), interruptibly."""
     status = MPI.Status()
 

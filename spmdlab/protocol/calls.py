@@ -1,4 +1,5 @@
-"""Functions the client asks the labs to call (``Block.call`` and ``Call`` requests).
+"""Functions the client asks the labs to call (``Block.call`` and ``Call`` requests): the
+generic ones; the array package's are in ``spmdlab.codist.calls``.
 
 Module-level, so that pickle sends them by name; the client imports this module only to
 name them, and nothing here imports MPI at import time.
@@ -7,10 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import numpy as np
-
-__all__ = ["MAX_TUPLE", "Ref", "Outputs", "map_leaves", "fill", "split", "call_method", "get_attr", "ufunc_method",
-           "construct", "to_codistributed", "local_rows"]
+__all__ = ["MAX_TUPLE", "Ref", "Outputs", "map_leaves", "fill", "split", "call_method", "get_attr", "ufunc_method"]
 
 MAX_TUPLE = 8
 
@@ -76,27 +74,3 @@ def get_attr(obj: Any, name: str) -> Any:
 def ufunc_method(ufunc: Any, method: str, /, *args: Any, **kwargs: Any) -> Any:
     """``ufunc.method(*args, **kwargs)`` (``reduce``, ``accumulate``, ...)."""
     return getattr(ufunc, method)(*args, **kwargs)
-
-
-def construct(name: str, args: tuple, kwargs: dict) -> Any:
-    """``codistributed.<name>(*args, **kwargs)``."""
-    from .codistributed import codistributed
-
-    return getattr(codistributed, name)(*args, **kwargs)
-
-
-def to_codistributed(value: Any, codist: Any) -> Any:
-    """``distributed(D, codist)`` on the labs: a copy, or a redistribution."""
-    from .codistributed import redistribute
-
-    return value.copy() if codist is None else redistribute(value, codist)
-
-
-def local_rows(value: Any, key: int, lo: int, hi: int) -> np.ndarray:
-    """``Call`` handler: rows lo:hi of this lab's local part (a view: sent without a copy)."""
-    from .codistributed import codistributed
-    from .errors import SpmdError
-
-    if not isinstance(value, codistributed):
-        raise SpmdError(f"the distributed array's data (key {key}) is gone from this lab")
-    return np.ascontiguousarray(value._local[lo:hi])

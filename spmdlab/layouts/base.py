@@ -1,6 +1,6 @@
 """What every codistributor shares: index helpers and the layout protocol's defaults.
 
-No MPI here (pure index math, like :mod:`spmdlab.codistributor`). Numbering follows
+No MPI here (pure index math, like :mod:`spmdlab.layouts.codistributor`). Numbering follows
 docs/design.md: labs are 1..numlabs, dimensions passed as ``dim`` are 1-based, element
 indices are 0-based numpy indices.
 
@@ -17,7 +17,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .checks import check_numlabs, dim_to_axis, is_int
+from ..checks import check_numlabs, dim_to_axis, is_int
 
 __all__ = ["numroc", "Selection", "IndexLike", "Piece", "check_gsize", "int_array", "normalize_index",
            "index_out", "broadcast_index", "runs_text", "selection_size", "box_text", "chunked_error", "LayoutBase",

@@ -10,28 +10,19 @@ takes part by defining, on its class:
 - ``_spmdlab_gather(self)``: at the client, what ``gather`` returns for it;
 
 and its client handle registers a factory for its summary kind with
-:func:`register_handle`: a name every lab of a block assigned such a value comes back as
-that handle, any other name as a ``Composite``.
+``spmdlab.execute.register_handle``: a name every lab of a block assigned such a value
+comes back as that handle, any other name as a ``Composite``.
 """
 from __future__ import annotations
 
 import types
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from .protocol import Input, Summary
+from .messages import Input, Summary
 
-__all__ = ["register_handle", "input_spec", "is_handle", "summarize", "describe", "result_handle"]
-
-_handles: dict[str, Callable[[Any, int, Summary], Any]] = {}
-
-
-def register_handle(kind: str, factory: Callable[[Any, int, Summary], Any]) -> None:
-    """Client handles for names whose every lab's value has summaries of ``kind``:
-    ``factory(pool, key, lab 1's summary)``."""
-    _handles[kind] = factory
-
+__all__ = ["input_spec", "is_handle", "summarize", "describe"]
 
 def input_spec(value: Any, pool: Any) -> Input:
     """How the client value ``value`` enters a block on ``pool``."""
@@ -97,17 +88,3 @@ def describe(summary: Summary | None) -> str:
     if summary.kind == "codist":
         return f"class = codistributed {summary.type_name}, size = {summary.shape}"
     return f"class = {summary.type_name}"
-
-
-def result_handle(pool: Any, key: int, summaries: dict[int, Summary], nlabs: int,
-                  composite: bool = False) -> Any:
-    """The client handle for the value a block stored under ``key``: a registered
-    handle when every one of its ``nlabs`` labs holds that kind, else a Composite."""
-    from .composite import Composite
-
-    kinds = {s.kind for s in summaries.values()}
-    if not composite and len(summaries) == nlabs and len(kinds) == 1:
-        factory = _handles.get(kinds.pop())
-        if factory is not None:
-            return factory(pool, key, summaries[min(summaries)])
-    return Composite._from_labs(pool, key, summaries)
