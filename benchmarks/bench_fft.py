@@ -54,7 +54,7 @@ def _lab_time(name: str) -> float:
     """On the labs: one timed transform, barrier to barrier."""
     import builtins
 
-    from spmdlab.codist import fft as cfft
+    from spmdlab.arrays import fft as cfft
     from spmdlab.lab import comm
 
     x = builtins._bench_fft[name]

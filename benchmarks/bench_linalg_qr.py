@@ -40,7 +40,7 @@ def _lab_times(op: str, shape, layout, repeat: int):
     import numpy as np
 
     from spmdlab import labBarrier
-    from spmdlab.codist import linalg as la
+    from spmdlab.arrays import linalg as la
 
     m, n = shape
     A = codistributed.randn(m, n, codist=layout, seed=1)

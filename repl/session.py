@@ -14,8 +14,8 @@ import warnings
 from typing import Any, Callable
 
 import spmdlab
+from spmdlab.client.execute import Outcome, run_block
 from spmdlab.errors import LabDiedError, PoolError, SpmdError, SpmdTimeoutError
-from spmdlab.execute import Outcome, run_block
 from spmdlab.pmode import commands, copies, inputs, tracebacks
 from spmdlab.pmode.commands import Command, CommandError
 from spmdlab.pmode.output import Collector, Printer, Ticker, grid_columns, nlabs
@@ -161,7 +161,7 @@ class PmodeSession:
             self._linewidth = width
 
     def run_block(self, collector: Collector | None, **block: Any) -> Outcome | None:
-        """Run a block (``spmdlab.execute.run_block``'s keywords) on all labs in the pmode
+        """Run a block (``spmdlab.client.execute.run_block``'s keywords) on all labs in the pmode
         workspace, reporting errors, interrupts and lab deaths.
 
         Returns its outcome, or None when the block did not complete (already reported).

@@ -10,6 +10,12 @@ The names below are the public API (docs/design.md); every other module is inter
 """
 from typing import Any
 
+from .client.composite import Composite, NoDataError, exist
+from .client.distributed import distributed, isdistributed
+from .client.habits import delete
+from .client.pool import Pool, gcp, parpool
+from .client.spmd import spmd, spmd_run
+
 # (through the module spmdlab.codistributed, so that importing that module later cannot
 # rebind the name spmdlab.codistributed from the class to the module)
 from .codistributed import (
@@ -23,10 +29,7 @@ from .codistributed import (
     redistribute,
     updateHalos,
 )
-from .composite import Composite, NoDataError, exist
-from .distributed import distributed, isdistributed
 from .errors import LabDiedError, PoolError, RemoteError, SpmdError, SpmdSourceError, SpmdTimeoutError
-from .habits import delete
 from .lab.messaging import (
     gcat,
     gop,
@@ -55,9 +58,7 @@ from .layouts.codistributor import (
     codistributorChunks,
 )
 from .layouts.pictures import plot_layout
-from .pool import Pool, gcp, parpool
 from .runtime import labindex, numlabs, spmdIndex, spmdSize
-from .spmd import spmd, spmd_run
 
 __version__ = "0.1.0"
 
@@ -94,13 +95,13 @@ __all__ = [
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext spmdlab``: the ``%%spmd``, ``%spmd`` and ``%pmode`` magics."""
-    from .magics import load_ipython_extension as load
+    from .notebook import load_ipython_extension as load
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    from .magics import unload_ipython_extension as unload
+    from .notebook import unload_ipython_extension as unload
 
     unload(ipython)
 

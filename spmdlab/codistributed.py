@@ -1,8 +1,8 @@
 """Codistributed arrays (lab side of MATLAB's distributed arrays), kept at this import path
-for code that used it; the implementation is the ``spmdlab.codist`` package."""
+for code that used it; the implementation is the ``spmdlab.arrays`` package."""
 from __future__ import annotations
 
-from .codist import (
+from .arrays import (
     changeMode,
     codistributed,
     gather,

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .codist import fft_matlab, linalg
-from .codist.adapt import on_plain
-from .distributed import on_labs as _on_labs
+from .arrays import linalg
+from .arrays.adapt import on_plain
+from .arrays.fft import matlab as fft_matlab
+from .client.distributed import on_labs as _on_labs
 
 
 def on_labs(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import PoolError
+
 __all__ = ["Settings", "load", "requested_size", "LOCAL_PROFILES"]
 
 _ENV = {
@@ -79,8 +81,6 @@ class Settings:
         found = shutil.which("mpiexec")
         if found:
             return [found]
-        from .errors import PoolError
-
         raise PoolError(
             "no mpiexec found: install the MPICH wheel (`pip install mpich`) in this "
             "environment, put mpiexec on PATH, or set SPMDLAB_MPIEXEC"

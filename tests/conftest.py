@@ -1,106 +1,46 @@
-"""Shared fixtures: real lab pools under mpiexec, and a check that none outlives its test."""
+"""Shared fixtures: real lab pools under mpiexec, and a check that none outlives its test;
+the ``nompi`` marker, given by folder (NO_MPI_FOLDERS); helpers are in tests/support/."""
 from __future__ import annotations
 
-import importlib.util
 import os
-import subprocess
-import sys
-import tempfile
 import time
 
 import pytest
+from support.processes import assert_gone, marked_processes
 
 import spmdlab
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the checkout or sdist: examples, README
-# The folder holding the spmdlab under test: the checkout (pip install -e .) or site-packages (a wheel).
-CODE = os.path.dirname(os.path.dirname(os.path.abspath(spmdlab.__file__)))
+# Folders of pure logic: every test in them is marked ``nompi`` (no MPI, no lab; the fast
+# loop ``pytest -m nompi``). Tests elsewhere that need no lab carry the mark themselves.
+NO_MPI_FOLDERS = ("layouts", "package")
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Labs unpickle functions and classes a test module (or tests/support) defines by its name
+# (``test_spmd``): every test folder goes on their path (pools pass PYTHONPATH on).
+TEST_FOLDERS = sorted(where for where, _, files in os.walk(HERE)
+                      if any(f.startswith("test_") and f.endswith(".py") for f in files))
+os.environ["PYTHONPATH"] = os.pathsep.join([HERE, *TEST_FOLDERS, *filter(None, [os.environ.get("PYTHONPATH")])])
 
 
-def _one_installation() -> None:
-    """The tests run against an installed spmdlab (``pip install -e ".[test]"``, or a wheel),
-    whose REPL, ``repl/``, imports as ``spmdlab_repl``. Refuse to mix two copies: run from a
-    checkout (the current directory comes first on ``sys.path``) with a wheel installed, the
-    checkout's spmdlab would be tested with the wheel's REPL."""
-    spec = importlib.util.find_spec("spmdlab_repl")
-    if spec is None or not spec.submodule_search_locations:
-        raise pytest.UsageError('spmdlab_repl is not importable: install the project first, pip install -e ".[test]"')
-    repl_home = os.path.dirname(os.path.abspath(list(spec.submodule_search_locations)[0]))
-    if repl_home != CODE:
-        raise pytest.UsageError(
-            f"spmdlab is imported from {CODE} but spmdlab_repl from {repl_home}: install this checkout "
-            '(pip install -e ".[test]"), or test an installed wheel from outside the checkout '
-            "(cd /tmp && python -m pytest /path/to/tests)")
-
-
-_one_installation()
-# Every process this test session starts (labs, shims, mpiexec, child scripts) inherits
-# this marker, so a leftover can be found in /proc whatever its parent became.
-SESSION_MARK = f"{os.getpid()}-{time.time_ns()}"
-os.environ["SPMDLAB_TEST_SESSION"] = SESSION_MARK
-
-
-def processes_with(variable: str, value: str, skip_self: bool = True) -> list[str]:
-    """Live (not zombie) processes whose environment holds ``variable=value``, as
-    ``"pid: command line"``."""
-    found = []
-    needle = f"{variable}={value}".encode()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or (skip_self and int(entry) == os.getpid()):
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if needle not in f.read().split(b"\0"):
-                    continue
-            with open(f"/proc/{entry}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    continue
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                args = f.read().replace(b"\0", b" ").decode(errors="replace")
-            found.append(f"{entry}: {args}")
-        except OSError:
-            continue
-    return found
-
-
-def marked_processes() -> list[str]:
-    """The live processes this test session started."""
-    return processes_with("SPMDLAB_TEST_SESSION", SESSION_MARK)
+def pytest_collection_modifyitems(items: list) -> None:
+    for item in items:
+        folder = os.path.relpath(str(item.path), HERE).split(os.sep)[0]
+        if folder in NO_MPI_FOLDERS:
+            item.add_marker(pytest.mark.nompi)
 
 
 @pytest.fixture(scope="module", autouse=True)
 def no_orphans_after_module():
     """After each test module (its pools closed), no process it started may remain."""
     yield
-    import spmdlab.pool
+    import spmdlab.client.pool
 
-    for pool in list(spmdlab.pool._live_pools):
+    for pool in list(spmdlab.client.pool._live_pools):
         pool.close()
     deadline = time.monotonic() + 5
     while marked_processes() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert marked_processes() == []
-
-
-def pool_processes(pool) -> list[int]:
-    """The lab, shim and launcher processes of ``pool`` that are still alive."""
-    pids = [pool._proc.pid, *pool.pids.values()]
-    alive = []
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().split()[2] != "Z":
-                    alive.append(pid)
-        except FileNotFoundError:
-            pass
-    return alive
-
-
-def assert_gone(pool, within: float = 5.0) -> None:
-    deadline = time.monotonic() + within
-    while pool_processes(pool) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert pool_processes(pool) == [], f"processes left behind: {pool_processes(pool)}"
 
 
 @pytest.fixture(scope="module")
@@ -133,18 +73,3 @@ def pool2(pools):
     return pools(2)
 
 
-def child_pythonpath() -> str:
-    """PYTHONPATH for a child interpreter (script, kernel, IPython, REPL): the folder of the
-    spmdlab under test first, then this session's own."""
-    return os.pathsep.join(p for p in (CODE, os.environ.get("PYTHONPATH")) if p)
-
-
-def run_script(code: str, timeout: float = 60, env: dict | None = None, **kwargs) -> subprocess.CompletedProcess:
-    """Run ``code`` as a script file in a fresh interpreter (cwd: a temp dir), with ``env``
-    added to this process's environment."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "script.py")
-        with open(path, "w") as f:
-            f.write(code)
-        return subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=timeout,
-                              cwd=tmp, env=dict(os.environ, PYTHONPATH=child_pythonpath(), **(env or {})), **kwargs)

@@ -1,5 +1,5 @@
 """Functions the client asks the labs to call (``Block.call`` and ``Call`` requests): the
-generic ones; the array package's are in ``spmdlab.codist.calls``.
+generic ones; the array package's are in ``spmdlab.arrays.calls``.
 
 Module-level, so that pickle sends them by name; the client imports this module only to
 name them, and nothing here imports MPI at import time.

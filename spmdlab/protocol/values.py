@@ -10,7 +10,7 @@ takes part by defining, on its class:
 - ``_spmdlab_gather(self)``: at the client, what ``gather`` returns for it;
 
 and its client handle registers a factory for its summary kind with
-``spmdlab.execute.register_handle``: a name every lab of a block assigned such a value
+``spmdlab.client.execute.register_handle``: a name every lab of a block assigned such a value
 comes back as that handle, any other name as a ``Composite``.
 """
 from __future__ import annotations

@@ -1,0 +1,39 @@
+"""The array package: codistributed arrays on the labs (internal; the public names are
+re-exported by ``spmdlab``).
+
+Layers, bottom-up; a module imports only from layers below it:
+
+- ``regions`` (copying Cartesian regions), ``registry`` (the numpy-function table),
+  ``elision`` (operator temporaries): pure, no arrays;
+- ``base``: the array's data (``CodistArray``: local part + codistributor) and facts
+  about a codistributor; ``layout``: which global indices each lab holds; ``plan``:
+  which elements a redistribution moves (pure index math);
+- ``collectives``: the MPI collectives every operation uses;
+- ``transfer`` (redistribute, gather); ``elementwise``; ``reductions``; ``reshape``;
+  ``indexing``; ``matmul``; ``creation``: the operations;
+- ``ops``: the operators and methods; ``array``: the ``codistributed`` class.
+
+A new operation goes in a module of its own (or the layer it belongs to), registers the
+numpy functions it implements with ``registry.implements``, and is imported here.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .array import codistributed, getCodistributor, getLocalPart, globalIndices, iscodistributed
+from .registry import implemented_in, implements
+from .reshard import changeMode, updateHalos
+from .transfer import gather, redistribute
+
+__all__ = ["changeMode", "codistributed", "gather", "getCodistributor", "getLocalPart", "globalIndices",
+           "implements", "iscodistributed", "redistribute", "updateHalos"]
+
+# numerics whose modules import scipy: loaded on first use (registry.lookup)
+implemented_in("spmdlab.arrays.fft", np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft, np.fft.hfft,
+               np.fft.ihfft, np.fft.fft2, np.fft.ifft2, np.fft.rfft2, np.fft.irfft2, np.fft.fftn,
+               np.fft.ifftn, np.fft.rfftn, np.fft.irfftn, np.fft.fftshift, np.fft.ifftshift)
+implemented_in("spmdlab.arrays.linalg", np.linalg.solve, np.linalg.cholesky, np.linalg.inv, np.linalg.det,
+               np.linalg.slogdet, np.linalg.qr, np.linalg.lstsq, np.linalg.svd, np.linalg.eig,
+               np.linalg.eigvals, np.linalg.eigh, np.linalg.eigvalsh, np.linalg.norm, np.trace, np.triu,
+               np.tril, *(getattr(np.linalg, name) for name in ("svdvals", "matrix_norm", "vector_norm", "trace")
+                          if hasattr(np.linalg, name)))

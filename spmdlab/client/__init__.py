@@ -1,0 +1,5 @@
+"""The client: pools of labs (:mod:`.pool`, started by :mod:`.launch`), spmd blocks
+(:mod:`.spmd`, their source from :mod:`.blocksource`, run by :mod:`.execute`), the handles
+to values on the labs (:mod:`.composite`, :mod:`.distributed`) and how they are shown
+(:mod:`.display`, :mod:`.preview`, :mod:`.progress`, :mod:`.console`). Never imports the
+lab package or mpi4py."""

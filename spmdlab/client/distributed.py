@@ -1,0 +1,530 @@
+"""``distributed``: the client's handle to an array whose parts live on the labs (DESIGN §3).
+
+``distributed(X)`` scatters a client array over the current pool, streaming each lab only
+its own part (one ``set`` request per lab, the part pickled when that lab's message is
+sent, out of band: never a full copy per lab). On the labs the value is a
+``codistributed`` array, so a ``distributed`` used in ``spmd`` *is* the codistributed
+array there, and a codistributed array assigned in ``spmd`` comes back as a
+``distributed``. ``gather(D)`` fetches the parts (one ``call`` per lab) and assembles them.
+
+numpy operations on a ``distributed`` (arithmetic, comparisons, ufuncs, numpy functions,
+reductions, indexing) run on the labs: a small block applies the same operation to the
+codistributed arrays there and the result comes back as a new ``distributed`` (or, when
+the labs' result is not codistributed, e.g. a full reduction, as lab 1's value).
+Lab storage is freed when the client drops its last reference.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import operator
+import weakref
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from ..arrays.array import codistributed
+from ..arrays.base import Chunks as _Chunks
+from ..arrays.base import check_codist_arg as _check_codist_arg
+from ..arrays.base import check_dtype as _check_dtype
+from ..arrays.base import complete as _complete
+from ..arrays.base import is_plain as _is_plain
+from ..arrays.base import numlabs_of as _codist_numlabs
+from ..arrays.base import sparse_error as _sparse_error
+from ..arrays.calls import construct, local_rows, to_codistributed
+from ..errors import SpmdError, labs_words
+from ..layouts.codistributor import codistributor1d
+from ..layouts.regions import copy_region as _copy_region
+from ..layouts.regions import take as _take
+from ..protocol.calls import Ref, call_method, get_attr, map_leaves, split, ufunc_method
+from ..protocol.messages import Call, Get, Input, Set, Summary
+from ..protocol.values import is_handle
+from .display import distributed_html
+from .execute import register_handle, run_block
+from .pool import gcp
+from .preview import corner_text, fetch_corner
+
+__all__ = ["distributed", "isdistributed", "on_labs"]
+
+
+_GATHER_CHUNK = 8 << 20
+
+
+def _stored(codist: Any, lab: int, n: int) -> Any:
+    """What ``lab`` stores of an array in layout ``codist``: its selection, or the list of
+    its chunks' selections for a chunked layout."""
+    return codist.chunkSelections(lab, n) if codist.isChunked(n) else codist.localSelection(lab, n)
+
+
+class _SendPart:
+    """One lab's part of a client array, cut out only when its message is pickled, so
+    the client holds at most one part's copy at a time while scattering."""
+
+    __slots__ = ("X", "index", "codist")
+
+    def __init__(self, X: np.ndarray, index: tuple, codist):
+        self.X, self.index, self.codist = X, index, codist
+
+    def __reduce_ex__(self, protocol):
+        if isinstance(self.index, list):  # a chunked layout: the lab's list of chunks
+            chunks = _Chunks([np.ascontiguousarray(_take(self.X, sel)) for sel in self.index], self.X.dtype)
+            return (codistributed._from_local, (chunks, self.codist))
+        return (codistributed._from_local, (np.ascontiguousarray(_take(self.X, self.index)), self.codist))
+
+
+# --------------------------------------------------------------------------- running on the labs
+def _encode(x: Any, refs: list) -> Any:
+    """``x`` with each distributed array replaced by ``Ref("d<i>")``, the array in ``refs``."""
+    def leaf(v: Any) -> Any:
+        if isinstance(v, distributed):
+            for i, d in enumerate(refs):
+                if d is v:
+                    return Ref(f"d{i}")
+            refs.append(v)
+            return Ref(f"d{len(refs) - 1}")
+        if is_handle(v):
+            raise TypeError(f"a {type(v).__name__} cannot be combined with a distributed array at "
+                            "the client; use both inside spmd")
+        return v
+
+    return map_leaves(x, leaf)
+
+
+def _run(fn, args: tuple = (), kwargs: Optional[dict] = None, *, pool=None, nlabs: Optional[int] = None,
+         nout: int = 1, tuples: bool = False):
+    """Run ``fn(*args, **kwargs)`` on the labs, with every ``distributed`` in the
+    arguments replaced by its codistributed array there. Codistributed results come back
+    as ``distributed``, other results as lab 1's value. ``nout > 1``: ``fn`` returns that
+    many values; ``tuples``: a tuple result (up to 8 items) is split the same way."""
+    refs: list = []
+    targs = _encode(tuple(args), refs)
+    tkw = _encode(dict(kwargs or {}), refs)
+    if pool is None:
+        if refs:
+            pool = refs[0]._pool
+        else:
+            pool = gcp()
+    for d in refs:
+        d._check_pool(pool)
+    if nlabs is None:
+        nlabs = refs[0]._nlabs if refs else pool.numlabs
+    for d in refs:
+        if d._nlabs != nlabs:
+            raise ValueError(f"distributed arrays on different numbers of labs ({d._nlabs} and "
+                             f"{nlabs}) cannot be combined")
+    names = [f"R{i}" for i in range(nout if nout > 1 else (_MAX_TUPLE if tuples else 0))]
+    if nout == 1:
+        names.append("ans")
+    call = (split, (fn, nout, tuples, *targs), tkw)
+    outcome = run_block(pool, call=call, filename="<distributed>", refs={f"d{i}": d._key for i, d in enumerate(refs)},
+                        outputs=names, nlabs=nlabs)
+    results = {name: _result(pool, value) for name, value in outcome.values.items()}
+    if nout > 1:
+        return tuple(results.get(f"R{i}") for i in range(nout))
+    value = results.get("ans")
+    if tuples and type(value) is tuple and len(value) == 2 and value[0] == "__tuple__":
+        return tuple(results.get(f"R{i}") for i in range(value[1]))
+    return value
+
+
+_MAX_TUPLE = 8
+
+
+def on_labs(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, a function of codistributed arrays, made to take client ``distributed``
+    arrays too: when one is among its arguments the call runs on the labs (codistributed
+    results come back as ``distributed``, a tuple of them as a tuple); otherwise ``fn``
+    runs where it is called (inside ``spmd``, or on plain numpy arrays).
+
+    >>> mldivide = on_labs(linalg.mldivide)          # doctest: +SKIP
+    """
+    @functools.wraps(fn)
+    def either(*args: Any, **kwargs: Any) -> Any:
+        if any(isinstance(v, distributed) for v in (*args, *kwargs.values())):
+            return _run(fn, args, kwargs, tuples=True)
+        return fn(*args, **kwargs)
+
+    return either
+
+
+def _result(pool, handle: Any) -> Any:
+    """A distributed result as is; any other result as lab 1's value (then freed)."""
+    if isinstance(handle, distributed):
+        return handle
+    try:
+        first = handle._summaries.get(1)
+        if first is None or (first.kind == "scalar" and first.type_name == "NoneType"):
+            return None
+        reply = pool.request(1, Get(handle._key))
+        return reply.result if reply.kind == "value" else None
+    finally:
+        pool.free_later(handle._key, pool.generation)
+
+
+# --------------------------------------------------------------------------- the class
+def _binary(op):
+    def method(self, other):
+        return _run(op, (self, other))
+
+    method.__name__ = f"__{op.__name__.strip('_')}__"
+    return method
+
+
+def _reflected(op):
+    def method(self, other):
+        return _run(op, (other, self))
+
+    method.__name__ = f"__r{op.__name__.strip('_')}__"
+    return method
+
+
+def _unary(op):
+    def method(self):
+        return _run(op, (self,))
+
+    method.__name__ = f"__{op.__name__.strip('_')}__"
+    return method
+
+
+def _forward(name: str, doc: str = ""):
+    def method(self, *args, **kwargs):
+        return _run(call_method, (self, name, *args), kwargs, tuples=name == "nonzero")
+
+    method.__name__ = name
+    method.__doc__ = doc or f"``D.{name}(...)`` computed on the labs (as numpy's ``{name}``)."
+    return method
+
+
+class distributed:
+    """A client handle to an array distributed over the labs of a pool.
+
+    ``distributed(X)`` scatters the numpy array ``X`` over the current pool with the
+    default codistributor (or ``codist=``), each lab receiving only its part.
+    ``distributed.zeros/ones/rand/randn/eye/...`` build one on the labs. ``gather(D)``
+    returns the numpy array. numpy operations run on the labs.
+
+    >>> D = distributed(np.arange(12.0).reshape(3, 4))      # doctest: +SKIP
+    >>> gather(D * 2).sum()
+    132.0
+    """
+
+    __array_priority__ = 30.0
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, X: Any, codist=None, *, pool=None):
+        _check_codist_arg(codist, "distributed(X)")
+        if isinstance(X, distributed):
+            other = _run(to_codistributed, (X, codist))
+            self._bind(other._pool, other._key, other._shape, other._dtype, other._codist)
+            other._finalizer.detach()
+            return
+        if isinstance(X, codistributed):
+            raise TypeError("distributed(X) takes a client array; a codistributed array lives on "
+                            "the labs (assign it in spmd to get a distributed)")
+        if is_handle(X):
+            raise TypeError(f"distributed(X) takes an array, not a {type(X).__name__}")
+        error = _sparse_error(X)
+        if error:
+            raise TypeError(f"distributed(X): {error}")
+        pool = pool if pool is not None else gcp()
+        pool.ensure_running()
+        X = np.asarray(X)
+        error = _check_dtype(X.dtype)
+        if error:
+            raise TypeError(f"distributed(X): {error}")
+        n = pool.numlabs
+        target = _complete(codist, X.shape, n)
+        pool.flush_frees()  # a loop of distributed(X) must not keep the dropped arrays
+        key = pool.new_key()
+        messages = {lab: Set(key, _SendPart(X, _stored(target, lab, n), target)) for lab in range(1, n + 1)}
+        try:
+            pool.request_many(messages)
+        except BaseException:
+            pool.free_later(key, pool.generation)
+            raise
+        self._bind(pool, key, X.shape, X.dtype, target)
+
+    def _bind(self, pool, key: int, shape, dtype, codist) -> None:
+        self._pool = pool
+        self._key = key
+        self._shape = tuple(shape)
+        self._dtype = np.dtype(dtype)
+        self._codist = codist
+        self._nlabs = _codist_numlabs(codist)
+        self._generation = pool.generation
+        self._finalizer = weakref.finalize(self, pool.free_later, key, self._generation)
+
+    @classmethod
+    def _from_labs(cls, pool, key: int, summary: Summary) -> "distributed":
+        """The handle for a codistributed array stored under ``key`` on the labs."""
+        self = cls.__new__(cls)
+        codist = summary.layout
+        if codist is None:
+            codist = pool.request(1, Call(get_attr, key, ("_codist",))).result
+        self._bind(pool, key, summary.shape, summary.type_name, codist)
+        return self
+
+    # ---- checks ----------------------------------------------------------------------
+    def _live_pool(self):
+        pool = self._pool
+        if pool.state == "closed" or pool.generation != self._generation:
+            raise SpmdError("this distributed array's data was lost: the pool that held it stopped")
+        return pool
+
+    def _check_pool(self, pool) -> None:
+        if pool is not self._pool:
+            raise ValueError("a distributed array can only be used on the pool that holds it")
+        self._live_pool()
+
+    def _spmdlab_input(self, pool) -> Input:
+        """How this value enters an spmd block: each lab's codistributed array."""
+        self._check_pool(pool)
+        return Input("ref", self._key)
+
+    # ---- reading ---------------------------------------------------------------------
+    def _spmdlab_gather(self) -> np.ndarray:
+        """Fetch the parts and assemble them. Large parts come in rounds of row slices of
+        at most ``_GATHER_CHUNK`` bytes per lab, each copied into place at once: the client
+        never holds all parts besides the result, and the receive buffers stay small
+        enough to be reused by the allocator instead of being faulted in afresh."""
+        pool = self._live_pool()
+        n, codist = self._nlabs, self._codist
+        if not _is_plain(codist):  # halos, blocks, chunk maps: moved to a plain layout first
+            return _run(to_codistributed, (self, codistributor1d()), pool=pool)._spmdlab_gather()
+        out = np.empty(self._shape, dtype=self._dtype)
+        if out.size == 0:
+            return out
+        index = [codist.localSelection(lab, n) for lab in range(1, n + 1)]
+        shapes = [codist.localShape(lab, n) for lab in range(1, n + 1)]
+        item = self._dtype.itemsize
+        step = [max(1, _GATHER_CHUNK // max(1, math.prod(s[1:]) * item)) for s in shapes]
+        pos = [0] * n
+        while True:
+            messages = {}
+            for k in range(n):
+                if math.prod(shapes[k]) and pos[k] < shapes[k][0]:
+                    hi = min(shapes[k][0], pos[k] + step[k])
+                    messages[k + 1] = Call(local_rows, self._key, (self._key, pos[k], hi))
+            if not messages:
+                return out
+            replies = pool.request_many(messages)
+            for lab, reply in replies.items():
+                k, part = lab - 1, reply.result
+                lo, hi = pos[k], pos[k] + part.shape[0]
+                rows = index[k][0]
+                rows = slice(rows.start + lo, rows.start + hi) if isinstance(rows, slice) else rows[lo:hi]
+                _copy_region(out, (rows,) + tuple(index[k][1:]), part, [None] * out.ndim)
+                pos[k] = hi
+            del replies, reply, part  # free this round's buffers before the next arrives
+
+    def gather(self) -> np.ndarray:
+        """The whole array, as a numpy array at the client."""
+        return self._spmdlab_gather()
+
+    @property
+    def shape(self) -> tuple:
+        return self._shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self._shape)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self._dtype.itemsize
+
+    def __len__(self) -> int:
+        return self._shape[0]
+
+    @property
+    def codistributor(self) -> Any:
+        return self._codist
+
+    def __repr__(self) -> str:
+        labs = labs_words(list(range(1, self._nlabs + 1)))
+        head = f"distributed array, shape {self._shape}, dtype {self._dtype}, on {labs}\n  {self._codist!r}"
+        if self._pool.state == "closed" or self._pool.generation != self._generation:
+            return head + "\n  (data lost: the pool stopped)"
+        values = self._values_text()
+        return head if values is None else head + "\n  " + values.replace("\n", "\n  ")
+
+    def _values_text(self) -> Optional[str]:
+        """The values as numpy's repr shows them (a small array whole, a big one's corners),
+        only those elements fetched; None while the pool is busy or gone."""
+        if self._pool.state != "idle" or self._pool.generation != self._generation:
+            return None
+        try:
+            return corner_text(*fetch_corner(self._pool, self._key, self._nlabs, self._shape, self._dtype))
+        except Exception:  # a display must not fail
+            return None
+
+    def _repr_html_(self) -> str:
+        return distributed_html(self)
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError("the truth value of a distributed array with more than one element "
+                             "is ambiguous; use any() or all()")
+        return bool(self.gather().reshape(()))
+
+    def __iter__(self):
+        raise TypeError("iterating over a distributed array would fetch it element by element; "
+                        "gather(D) first, or index it")
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise TypeError("a distributed array does not convert to a numpy array implicitly: use gather(D) "
+                        "(fetches the whole array to the client), or run numpy on D itself (it runs on the labs)")
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError("cannot pickle a distributed array: it is a handle to parts held by the labs, which "
+                        "end with the pool; pickle (or np.save) gather(D), the numpy array, instead")
+
+    def __copy__(self) -> "distributed":
+        return self.copy()
+
+    def __deepcopy__(self, memo: Any) -> "distributed":
+        return self.copy()
+
+    # ---- numpy ---------------------------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        out = kwargs.get("out")
+        if method == "__call__":
+            result = _run(ufunc, inputs, kwargs, nout=ufunc.nout)
+        else:
+            result = _run(ufunc_method, (ufunc, method, *inputs), kwargs)
+        if out is not None:  # the labs wrote into the out arrays; hand those back
+            outs = out if isinstance(out, tuple) else (out,)
+            if all(isinstance(o, distributed) for o in outs):
+                return outs[0] if len(outs) == 1 else outs
+        return result
+
+    def __array_function__(self, func, types, args, kwargs):
+        return _run(func, args, kwargs, tuples=True)
+
+    def __getitem__(self, index):
+        return _run(operator.getitem, (self, index))
+
+    def __setitem__(self, index, value) -> None:
+        _run(operator.setitem, (self, index, value))
+
+    @property
+    def T(self) -> "distributed":
+        """The transpose, computed on the labs."""
+        return _run(get_attr, (self, "T"))
+
+    @property
+    def real(self) -> "distributed":
+        return _run(get_attr, (self, "real"))
+
+    @property
+    def imag(self) -> "distributed":
+        return _run(get_attr, (self, "imag"))
+
+    def astype(self, dtype: Any, copy: bool = True) -> "distributed":
+        """The array converted to ``dtype`` (on the labs)."""
+        return _run(call_method, (self, "astype", dtype), {"copy": copy})
+
+    def copy(self) -> "distributed":
+        """A copy, on the labs."""
+        return _run(call_method, (self, "copy"))
+
+    def redistribute(self, codist: Any) -> "distributed":
+        """The array with another layout, moved lab to lab (never through the client)."""
+        return _run(to_codistributed, (self, codist))
+
+    # ---- constructors (built on the labs) ---------------------------------------------
+    @classmethod
+    def _construct(cls, name: str, args: tuple, kwargs: dict) -> "distributed":
+        pool = kwargs.pop("pool", None)
+        result = _run(construct, (name, args, kwargs), pool=pool)
+        if not isinstance(result, distributed):
+            raise TypeError(f"distributed.{name} did not produce a distributed array")
+        return result
+
+    @classmethod
+    def zeros(cls, *args, **kwargs) -> "distributed":
+        """``distributed.zeros(m, n, ..., codist=, dtype=, pool=)``, built on the labs."""
+        return cls._construct("zeros", args, kwargs)
+
+    @classmethod
+    def ones(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("ones", args, kwargs)
+
+    @classmethod
+    def eye(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("eye", args, kwargs)
+
+    @classmethod
+    def rand(cls, *args, **kwargs) -> "distributed":
+        """Uniform [0, 1) values, a different stream per lab; ``seed=`` to reproduce."""
+        return cls._construct("rand", args, kwargs)
+
+    @classmethod
+    def randn(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("randn", args, kwargs)
+
+    @classmethod
+    def randi(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("randi", args, kwargs)
+
+    @classmethod
+    def inf(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("inf", args, kwargs)
+
+    @classmethod
+    def nan(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("nan", args, kwargs)
+
+    @classmethod
+    def true(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("true", args, kwargs)
+
+    @classmethod
+    def false(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("false", args, kwargs)
+
+    @classmethod
+    def colon(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("colon", args, kwargs)
+
+    @classmethod
+    def linspace(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("linspace", args, kwargs)
+
+
+for _name, _op in [("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
+                   ("truediv", operator.truediv), ("floordiv", operator.floordiv),
+                   ("mod", operator.mod), ("pow", operator.pow), ("matmul", operator.matmul),
+                   ("and", operator.and_), ("or", operator.or_), ("xor", operator.xor),
+                   ("lshift", operator.lshift), ("rshift", operator.rshift)]:
+    setattr(distributed, f"__{_name}__", _binary(_op))
+    setattr(distributed, f"__r{_name}__", _reflected(_op))
+for _name, _op in [("lt", operator.lt), ("le", operator.le), ("eq", operator.eq),
+                   ("ne", operator.ne), ("gt", operator.gt), ("ge", operator.ge)]:
+    setattr(distributed, f"__{_name}__", _binary(_op))
+for _name, _op in [("neg", operator.neg), ("pos", operator.pos), ("abs", operator.abs),
+                   ("invert", operator.invert)]:
+    setattr(distributed, f"__{_name}__", _unary(_op))
+distributed.__divmod__ = lambda self, other: _run(divmod, (self, other), nout=2)
+distributed.__rdivmod__ = lambda self, other: _run(divmod, (other, self), nout=2)
+for _name in ["sum", "prod", "min", "max", "mean", "std", "var", "any", "all", "argmax", "argmin",
+              "cumsum", "cumprod", "transpose", "reshape", "conj", "conjugate", "round", "clip",
+              "dot", "ravel", "flatten", "squeeze", "nonzero", "fill"]:
+    setattr(distributed, _name, _forward(_name))
+del _name, _op
+
+
+register_handle("codist", distributed._from_labs)
+
+
+def isdistributed(X: Any) -> bool:
+    """True if ``X`` is a (client) distributed array."""
+    return isinstance(X, distributed)
