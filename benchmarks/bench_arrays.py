@@ -30,18 +30,18 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
     os.environ[_var] = "1"  # the single-process matmul baseline uses one BLAS thread
 
-import argparse  # noqa: E402
-import statistics  # noqa: E402
-import struct  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
+import argparse
+import statistics
+import struct
+import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import spmdlab  # noqa: E402
-from spmdlab import (  # noqa: E402
+import spmdlab
+from spmdlab import (
     codistributed,
     codistributor1d,
     codistributor2dbc,
@@ -53,9 +53,9 @@ from spmdlab import (  # noqa: E402
     redistribute,
     spmd,
 )
-from spmdlab.protocol.messages import Block  # noqa: E402
+from spmdlab.protocol.messages import Block
 
-from timing import median  # noqa: E402
+from timing import median
 
 # --------------------------------------------------------------------------- raw socket floor
 RAW_LOOP = """

@@ -22,11 +22,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import spmdlab  # noqa: E402
-from spmdlab import Composite, spmd  # noqa: E402
-from spmdlab.protocol.messages import Block  # noqa: E402
+import spmdlab
+from spmdlab import Composite, spmd
+from spmdlab.protocol.messages import Block
 
-from timing import median  # noqa: E402
+from timing import median
 
 
 def median_ms(fn, repeat: int) -> float:

@@ -30,11 +30,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import numpy as np  # noqa: E402
-import scipy.fft as sfft  # noqa: E402
+import numpy as np
+import scipy.fft as sfft
 
-import spmdlab  # noqa: E402
-from spmdlab import codistributed  # noqa: E402
+import spmdlab
+from spmdlab import codistributed
 
 PRIME = 999983
 

@@ -27,9 +27,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import spmdlab  # noqa: E402
+import spmdlab
 
 
 def on_labs(case: str, repeat: int) -> tuple:
@@ -85,7 +85,7 @@ def on_labs(case: str, repeat: int) -> tuple:
         if case == "halo cols packed":  # what the hand-written exchange of columns must do
             L = getLocalPart(U)
 
-            def raw():  # noqa: F811
+            def raw():
                 np.copyto(send_r.reshape(-1, w), L[:, -2 * w:-w])
                 np.copyto(send_l.reshape(-1, w), L[:, w:2 * w])
                 c.Sendrecv(send_r, right, 1, recv_l, left, 1)

@@ -33,17 +33,17 @@ if any(v in os.environ for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")):
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
     os.execve(sys.executable, [sys.executable] + sys.argv, env)
 
-import argparse  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
+import argparse
+import statistics
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import numpy as np  # noqa: E402
-from threadpoolctl import threadpool_limits  # noqa: E402
+import numpy as np
+from threadpoolctl import threadpool_limits
 
-import spmdlab  # noqa: E402
-from spmdlab import spmd  # noqa: E402
+import spmdlab
+from spmdlab import spmd
 
 
 def test_matrix(i: np.ndarray, j: np.ndarray, kind: str, n: int) -> np.ndarray:

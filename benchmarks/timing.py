@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
 def median(fn: Callable[[], object], repeat: int, warmup: int = 3) -> float:

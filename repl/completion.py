@@ -12,7 +12,7 @@ import builtins
 import keyword
 import re
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from spmdlab.pmode.commands import LAYOUTS, SUBCOMMANDS
 

@@ -11,7 +11,8 @@ import linecache
 import threading
 import traceback
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import spmdlab
 from spmdlab.client.execute import Outcome, run_block

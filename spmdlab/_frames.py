@@ -12,9 +12,9 @@ import functools
 import linecache
 import os
 import sysconfig
+from collections.abc import Callable, Sequence
 from traceback import FrameSummary
 from types import FrameType
-from typing import Callable, Sequence
 
 __all__ = ["LIBRARY_DIR", "CODE_DIR", "installed_dirs", "is_installed", "is_library", "first_outside", "running_where"]
 

@@ -6,7 +6,7 @@ each rule has one error text.
 from __future__ import annotations
 
 import numbers
-from typing import Any, Optional, TypeGuard
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -42,7 +42,7 @@ def check_lab(lab: Any, numlabs: int, what: str = "lab") -> int:
     return int(lab)
 
 
-def check_tag(tag: Any, allow_any: bool = False) -> Optional[int]:
+def check_tag(tag: Any, allow_any: bool = False) -> int | None:
     """A message tag: a non-negative integer (or None for any tag, if allowed)."""
     if tag is None and allow_any:
         return None
@@ -59,7 +59,7 @@ class _Required:
 REQUIRED: Any = _Required()  # dim_to_axis(default=REQUIRED): a dimension must be given
 
 
-def dim_to_axis(dim: Any, axis: Any, ndim: Optional[int] = None, default: Any = REQUIRED,
+def dim_to_axis(dim: Any, axis: Any, ndim: int | None = None, default: Any = REQUIRED,
                 what: str = "") -> Any:
     """The 0-based axis named by ``dim`` (1-based, MATLAB) or ``axis`` (0-based, numpy;
     negative counts from the end when ``ndim`` is known); ``default`` when neither is

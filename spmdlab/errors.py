@@ -116,7 +116,7 @@ class SpmdError(Exception):
 
     @classmethod
     def from_lab_errors(cls, errors: dict[int, RemoteError], replies: dict | None = None,
-                        stopped: dict[int, str] | None = None) -> "SpmdError":
+                        stopped: dict[int, str] | None = None) -> SpmdError:
         """``stopped``: each lab aborted because of the error -> where it was (named in the
         message as "Labs 1, 3 and 4 were stopped because of this error:" and one line a lab)."""
         parts = []

@@ -1,4 +1,4 @@
-"""How the operations reach arrays in the layouts of issue 15 (halos, Dagger's blocks,
+"""How the operations reach arrays in the extended layouts (halos, Dagger's blocks,
 CuPy's chunk maps, combining modes).
 
 The operation layers below work on MATLAB's layouts (``base.is_plain``) in replica mode.
@@ -18,7 +18,8 @@ The operation layers below work on MATLAB's layouts (``base.is_plain``) in repli
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -66,7 +67,7 @@ def on_plain(method: Callable) -> Callable:
     return call
 
 
-def chunkwise(fn: Callable, operands: tuple, kwargs: Optional[dict] = None) -> Any:
+def chunkwise(fn: Callable, operands: tuple, kwargs: dict | None = None) -> Any:
     """``fn`` applied to each stored array when every codistributed operand has the same
     non-plain layout in replica mode and the rest are scalars; else None."""
     arrays = [x for x in operands if isinstance(x, CodistArray)]
@@ -104,7 +105,7 @@ def restore(result: Any, like: CodistArray) -> Any:
     return result
 
 
-def adapted_call(fn: Optional[Callable], operands: tuple, kwargs: dict, compute: Callable) -> Any:
+def adapted_call(fn: Callable | None, operands: tuple, kwargs: dict, compute: Callable) -> Any:
     """An elementwise operation with operands that need adapting: chunk by chunk when
     ``chunkwise`` can (``fn`` the numpy function; None: never), else
     ``compute(plain operands, plain kwargs)`` moved back to the first adapted operand's
@@ -117,7 +118,7 @@ def adapted_call(fn: Optional[Callable], operands: tuple, kwargs: dict, compute:
     return restore(compute(pargs, pkwargs), like)
 
 
-def on_elementwise(fn: Optional[Callable], method: Callable, reflected: bool = False) -> Callable:
+def on_elementwise(fn: Callable | None, method: Callable, reflected: bool = False) -> Callable:
     """An elementwise ``method`` (numpy function ``fn``, or None when it has none that
     ``chunkwise`` could apply) for arrays in any layout."""
     @functools.wraps(method)
@@ -142,7 +143,7 @@ def assign(D: CodistArray, value: CodistArray) -> None:
         del D._mode  # back to the class's 'replica'
 
 
-def on_inplace(fn: Optional[Callable], method: Callable) -> Callable:
+def on_inplace(fn: Callable | None, method: Callable) -> Callable:
     """An in-place ``method`` (``D op= x`` with numpy function ``fn``; ``fn`` None for
     ``D[key] = v``) for ``D`` in any layout: in place chunk by chunk where ``chunkwise``
     can, else on plain arrays and written back."""

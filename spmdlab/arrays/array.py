@@ -8,7 +8,7 @@ Numbering (docs/design.md §1): labs are 1..numlabs, dimensions passed as ``dim`
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -56,8 +56,8 @@ def getCodistributor(D: Any) -> Codistributor:
     return codist
 
 
-def globalIndices(D: Any, dim: Optional[int] = None, lab: Optional[int] = None, *,
-                  axis: Optional[int] = None) -> np.ndarray:
+def globalIndices(D: Any, dim: int | None = None, lab: int | None = None, *,
+                  axis: int | None = None) -> np.ndarray:
     """0-based global indices along ``dim`` (1-based; or ``axis=``, 0-based) of the
     elements that ``lab`` (default: this lab) stores, as a numpy int64 array.
 

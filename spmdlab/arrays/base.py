@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Any, Optional, Tuple, Type, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -51,7 +51,7 @@ class Chunks(list):
         return f"Chunks({list.__repr__(self)}, dtype={self.dtype})"
 
 
-def here() -> Tuple[int, int]:
+def here() -> tuple[int, int]:
     """``(labindex, numlabs)`` of the running block; ``(1, 1)`` at the client."""
     return runtime.state.index, runtime.state.size
 
@@ -68,7 +68,7 @@ def is_plain(c: Any) -> bool:
     return isinstance(c, codistributor2dbc) or (isinstance(c, codistributor1d) and not c.Halo)
 
 
-def parts_of(D: "CodistArray") -> list:
+def parts_of(D: CodistArray) -> list:
     """The arrays a lab stores for ``D``: its local part, or the list of its chunks."""
     return D._local if isinstance(D._local, list) else [D._local]
 
@@ -86,7 +86,7 @@ def check_codist_arg(codist: Any, what: str) -> None:
                         f"got {type(codist).__name__}")
 
 
-def complete(codist: Optional[Codistributor], shape: Tuple[int, ...], n: int) -> Codistributor:
+def complete(codist: Codistributor | None, shape: tuple[int, ...], n: int) -> Codistributor:
     """``codist`` (or the default codistributor1d()) completed for ``shape`` on n labs."""
     if codist is None:
         codist = codistributor1d()
@@ -104,7 +104,7 @@ def complete(codist: Optional[Codistributor], shape: Tuple[int, ...], n: int) ->
     return codist.complete(tuple(shape), n)
 
 
-def check_dtype(dtype: np.dtype) -> Optional[str]:
+def check_dtype(dtype: np.dtype) -> str | None:
     """Why arrays of ``dtype`` cannot be codistributed, or None."""
     if dtype.hasobject:
         return (f"arrays of dtype {dtype} cannot be codistributed: elements must be "
@@ -112,7 +112,7 @@ def check_dtype(dtype: np.dtype) -> Optional[str]:
     return None
 
 
-def sparse_error(x: Any) -> Optional[str]:
+def sparse_error(x: Any) -> str | None:
     """Why ``x``, a scipy.sparse matrix or array, cannot be codistributed; else None."""
     sparse = sys.modules.get("scipy.sparse")  # not imported: x cannot be one
     if sparse is None or not sparse.issparse(x):
@@ -141,7 +141,7 @@ def describe(x: Any) -> str:
     return f"{type(x).__name__}"
 
 
-def need(D: Any, what: str) -> "CodistArray":
+def need(D: Any, what: str) -> CodistArray:
     if not isinstance(D, CodistArray):
         raise TypeError(f"{what} needs a codistributed array, got {type(D).__name__}")
     return D
@@ -156,7 +156,7 @@ class CodistArray:
     _mode: str = "replica"
 
     @classmethod
-    def _from_local(cls: Type[A], local: Any, codist: Codistributor, mode: str = "replica") -> A:
+    def _from_local(cls: type[A], local: Any, codist: Codistributor, mode: str = "replica") -> A:
         """Wrap a local part (a list of arrays for chunked layouts) and a complete
         codistributor; no checks, no communication."""
         self = object.__new__(cls)
@@ -196,7 +196,7 @@ class CodistArray:
         return (type(self)._from_local, (local, self._codist, self._mode))
 
     @property
-    def shape(self) -> Tuple[int, ...]:
+    def shape(self) -> tuple[int, ...]:
         return tuple(self._codist.GlobalSize)
 
     @property

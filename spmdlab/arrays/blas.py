@@ -13,7 +13,8 @@ passed as their transpose in column-major terms).
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Callable, Dict, Tuple
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +24,7 @@ _PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
            np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
 _SCALAR = {"s": ctypes.c_float, "d": ctypes.c_double,
            "c": ctypes.c_float * 2, "z": ctypes.c_double * 2}
-_funcs: Dict[str, Callable[..., Any]] = {}
+_funcs: dict[str, Callable[..., Any]] = {}
 
 
 def supported(dtype: Any) -> bool:
@@ -47,7 +48,7 @@ def _load(name: str) -> Callable[..., Any]:
     return f
 
 
-def _colmajor(X: np.ndarray) -> Tuple[bool, int]:
+def _colmajor(X: np.ndarray) -> tuple[bool, int]:
     """``(transposed, ld)``: X's memory as a column-major matrix is X (False) or X.T
     (True) with leading dimension ld. Raises if X is not contiguous along either axis."""
     it = X.itemsize

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 import pickle
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -146,7 +147,7 @@ def raise_combined(errors: list, what: str) -> None:
     raise (TypeError if kinds == {"TypeError"} else ValueError)(text)
 
 
-def error_entry(message: Optional[str], kind: str = "ValueError") -> Optional[tuple]:
+def error_entry(message: str | None, kind: str = "ValueError") -> tuple | None:
     """A lab's entry for ``raise_combined``: None, or the error as (``kind``, text)."""
     return None if message is None else (kind, message[:600])
 

@@ -264,7 +264,7 @@ class CodistConstructors(CodistArray):
 
     @classmethod
     def _build_chunks(cls: Type[A], L: Any, codist: Any, mode: str, noCommunication: bool, what: str) -> A:
-        """``build`` for the layouts of issue 15 and for modes: ``L`` is the lab's list of
+        """``build`` for the extended layouts and for modes: ``L`` is the lab's list of
         chunks for a chunked layout, else its one array (halo cells included)."""
         lab, n = here()
         error = None

@@ -26,7 +26,7 @@ from __future__ import annotations
 import dis
 import sys
 import weakref
-from typing import Any, Optional
+from typing import Any
 
 __all__ = ["is_temporary", "note_result", "enabled"]
 
@@ -38,9 +38,9 @@ _PUSH = frozenset({"LOAD_CONST", "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_NAME", "L
 _BINARY_OP = dis.opmap.get("BINARY_OP")
 _INPLACE = frozenset(k for k, (_, sym) in enumerate(getattr(dis, "_nb_ops", ())) if sym.endswith("="))
 
-_last: Optional[weakref.ref] = None
+_last: weakref.ref | None = None
 _sites: dict = {}  # id(code) -> (code, left sites, right sites, unary sites)
-_expected_refs: Optional[int] = None  # calibrated by the self-test; None: disabled
+_expected_refs: int | None = None  # calibrated by the self-test; None: disabled
 
 
 def note_result(obj: Any) -> None:
@@ -146,7 +146,7 @@ class _Stashing(_Probe):
         return r
 
 
-def _calibrate() -> Optional[int]:
+def _calibrate() -> int | None:
     """The reference count a temporary operand shows, if the self-test then agrees
     with every case below; else None (never elide)."""
     global _expected_refs, _calibration
@@ -174,12 +174,12 @@ def _calibrate() -> Optional[int]:
               -(_Stashing() * 1), (_Probe() * 1) + (_Probe() * 1)]
         _Stashing.stash.clear()
         ok = all(r[1] for r in yes) and not any(r[1] for r in no[:-1]) and no[-1][1:] == (False, True)
-    except Exception:  # noqa: BLE001 - any surprise disables elision
+    except Exception:
         ok = False
     return _expected_refs if ok else None
 
 
-_calibration: Optional[list] = None
+_calibration: list | None = None
 if _SUPPORTED and _BINARY_OP is not None:
     _expected_refs = _calibrate()
     _last = None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +23,7 @@ def is1d(codist: Codistributor) -> bool:
     return isinstance(codist, codistributor1d)
 
 
-def labs_of(D: CodistArray, what: str) -> Tuple[int, int]:
+def labs_of(D: CodistArray, what: str) -> tuple[int, int]:
     """``(labindex, numlabs)``, checking the array is laid out for this block's labs."""
     lab, n = here()
     m = numlabs_of(D._codist)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numbers
 import operator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,14 @@ __all__ = ["CodistOps"]
 _NOT_0D = "only 0-dimensional arrays can be converted to Python scalars (use D.item())"
 
 
+def adapted(wrap: Callable[[Any, Callable], Callable], fn: Any) -> Callable[[Callable], Callable]:
+    """``@adapted(on_elementwise, np.absolute)``: the method decorated with ``wrap(fn, method)``,
+    so that it reaches arrays in the extended layouts (``adapt``)."""
+    return lambda method: wrap(fn, method)
+
+
+# Methods reach arrays in the extended layouts through ``adapt``, each decorated where it is
+# defined (binary and unary operators adapt in ``elementwise``: an extra frame would defeat elision).
 class CodistOps(CodistArray):
     """numpy operations of ``codistributed`` arrays (arithmetic, ufuncs, reductions, ``@``,
     transpose, global indexing); the layout rules are in docs/design.md §12."""
@@ -94,7 +103,7 @@ class CodistOps(CodistArray):
                                   f"({layout_text(self._codist)}); gather(D) for a numpy array")
 
     def _adapted_ufunc(self, ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
-        """A ufunc with operands in the layouts of issue 15 (``adapt``)."""
+        """A ufunc with operands in the extended layouts (``adapt``)."""
         out = kwargs.pop("out", None)
         if method == "__call__" and out is None and ufunc is not np.matmul and ufunc.nout == 1:
             done = chunkwise(ufunc, inputs, kwargs)
@@ -160,33 +169,36 @@ class CodistOps(CodistArray):
     __le__ = binary_op(np.less_equal)
     __gt__ = binary_op(np.greater)
     __ge__ = binary_op(np.greater_equal)
-    __iadd__ = inplace_op(np.add)
-    __isub__ = inplace_op(np.subtract)
-    __imul__ = inplace_op(np.multiply)
-    __itruediv__ = inplace_op(np.true_divide)
-    __ifloordiv__ = inplace_op(np.floor_divide)
-    __imod__ = inplace_op(np.remainder)
-    __ipow__ = inplace_op(np.power)
-    __iand__ = inplace_op(np.bitwise_and)
-    __ior__ = inplace_op(np.bitwise_or)
-    __ixor__ = inplace_op(np.bitwise_xor)
-    __ilshift__ = inplace_op(np.left_shift)
-    __irshift__ = inplace_op(np.right_shift)
+    __iadd__ = on_inplace(np.add, inplace_op(np.add))
+    __isub__ = on_inplace(np.subtract, inplace_op(np.subtract))
+    __imul__ = on_inplace(np.multiply, inplace_op(np.multiply))
+    __itruediv__ = on_inplace(np.true_divide, inplace_op(np.true_divide))
+    __ifloordiv__ = on_inplace(np.floor_divide, inplace_op(np.floor_divide))
+    __imod__ = on_inplace(np.remainder, inplace_op(np.remainder))
+    __ipow__ = on_inplace(np.power, inplace_op(np.power))
+    __iand__ = on_inplace(np.bitwise_and, inplace_op(np.bitwise_and))
+    __ior__ = on_inplace(np.bitwise_or, inplace_op(np.bitwise_or))
+    __ixor__ = on_inplace(np.bitwise_xor, inplace_op(np.bitwise_xor))
+    __ilshift__ = on_inplace(np.left_shift, inplace_op(np.left_shift))
+    __irshift__ = on_inplace(np.right_shift, inplace_op(np.right_shift))
     __hash__ = None  # mutable, and == is elementwise
 
     __pow__ = binary_op(np.power)
     __rpow__ = binary_op(np.power, True)
 
+    @on_plain
     def __matmul__(self, other: Any) -> Any:
         if not is_operand(other):
             return NotImplemented
         return matmul(self, other)
 
+    @on_plain
     def __rmatmul__(self, other: Any) -> Any:
         if not is_operand(other):
             return NotImplemented
         return matmul(other, self)
 
+    @adapted(on_inplace, None)
     def __imatmul__(self, other: Any) -> Any:
         r = matmul(self, other)
         if tuple(r.shape) != tuple(self.shape):
@@ -200,10 +212,12 @@ class CodistOps(CodistArray):
     __pos__ = unary_op(np.positive)
     __invert__ = unary_op(np.invert)
 
+    @adapted(on_elementwise, np.absolute)
     def __abs__(self) -> Any:
         return ufunc_call(np.absolute, (self,), {})
 
     # ---- conversions --------------------------------------------------------------------
+    @on_plain
     def item(self, *args: Any) -> Any:
         """The single element as a Python scalar (replicated), as ``ndarray.item``; a flat
         index (negative counts from the end) or a tuple of indices picks another one."""
@@ -220,6 +234,7 @@ class CodistOps(CodistArray):
             raise ValueError("can only convert an array of size 1 to a Python scalar")
         return self[(0,) * self.ndim].item()
 
+    @on_plain
     def __bool__(self) -> bool:
         if self.size != 1:
             if self.size == 0:
@@ -239,10 +254,12 @@ class CodistOps(CodistArray):
         raise TypeError(_NOT_0D)
 
     @property
+    @adapted(on_elementwise, np.real)
     def real(self) -> Any:
         return elementwise("real", np.real, [self])
 
     @property
+    @adapted(on_elementwise, np.imag)
     def imag(self) -> Any:
         return elementwise("imag", np.imag, [self])
 
@@ -253,37 +270,46 @@ class CodistOps(CodistArray):
         src = self if self._mode == "replica" else changeMode(self, "replica")
         return CodistArray.astype(src, dtype, copy)
 
+    @adapted(on_elementwise, np.conjugate)
     def conj(self) -> Any:
         """The complex conjugate; as ``ndarray.conj``, the same array for real dtypes."""
         return elementwise("conj", np.ndarray.conj, [self])
 
     conjugate = conj
 
+    @adapted(on_elementwise, None)
     def clip(self, min: Any = None, max: Any = None, out: Any = None, **kwargs: Any) -> Any:
         return np_clip(self, min, max, out, **kwargs)
 
+    @adapted(on_elementwise, None)
     def round(self, decimals: Any = 0, out: Any = None) -> Any:
         return np_round(self, decimals, out)
 
     # ---- reductions ---------------------------------------------------------------------
+    @on_plain
     def sum(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: Any = False, *, dim: Any = None,
             **extra: Any) -> Any:
         """Sum, whole (a replicated scalar) or along ``axis`` (0-based) / ``dim`` (1-based)."""
         return self._red("sum", axis, dim, dtype, out, keepdims, extra)
 
+    @on_plain
     def prod(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: Any = False, *, dim: Any = None,
              **extra: Any) -> Any:
         return self._red("prod", axis, dim, dtype, out, keepdims, extra)
 
+    @on_plain
     def min(self, axis: Any = None, out: Any = None, keepdims: Any = False, *, dim: Any = None, **extra: Any) -> Any:
         return self._red("min", axis, dim, None, out, keepdims, extra)
 
+    @on_plain
     def max(self, axis: Any = None, out: Any = None, keepdims: Any = False, *, dim: Any = None, **extra: Any) -> Any:
         return self._red("max", axis, dim, None, out, keepdims, extra)
 
+    @on_plain
     def any(self, axis: Any = None, out: Any = None, keepdims: Any = False, *, dim: Any = None, **extra: Any) -> Any:
         return self._red("any", axis, dim, None, out, keepdims, extra)
 
+    @on_plain
     def all(self, axis: Any = None, out: Any = None, keepdims: Any = False, *, dim: Any = None, **extra: Any) -> Any:
         return self._red("all", axis, dim, None, out, keepdims, extra)
 
@@ -296,12 +322,14 @@ class CodistOps(CodistArray):
         return reduce_along(self, how, axis, dim, {"dtype": dtype} if dtype is not None else {},
                        keepdims, how)
 
+    @on_plain
     def mean(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: Any = False, *, dim: Any = None,
              where: Any = True) -> Any:
         """Mean (numpy's dtype rules: float64 for integers)."""
         keepdims = bool(keepdims) if keepdims is not NOVALUE else False
         return mean_of(self, axis, dtype, out, keepdims, dim=dim, where=where)
 
+    @on_plain
     def var(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0, keepdims: Any = False, *,
             dim: Any = None,
             where: Any = True, mean: Any = NOVALUE, correction: Any = NOVALUE) -> Any:
@@ -310,6 +338,7 @@ class CodistOps(CodistArray):
         return var_of(self, axis, dtype, out, ddof, keepdims, dim=dim, where=where, mean=mean,
                     correction=correction, what="var")
 
+    @on_plain
     def std(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0, keepdims: Any = False, *,
             dim: Any = None,
             where: Any = True, mean: Any = NOVALUE, correction: Any = NOVALUE) -> Any:
@@ -317,48 +346,60 @@ class CodistOps(CodistArray):
         return var_of(self, axis, dtype, out, ddof, keepdims, dim=dim, where=where, mean=mean,
                     correction=correction, what="std", root=True)
 
+    @on_plain
     def argmax(self, axis: Any = None, out: Any = None, *, keepdims: Any = False, dim: Any = None) -> Any:
         """Global 0-based index of the (first) maximum, flat (replicated) or along an axis."""
         return arg_reduce(self, "max", axis, out, keepdims=bool(keepdims), dim=dim)
 
+    @on_plain
     def argmin(self, axis: Any = None, out: Any = None, *, keepdims: Any = False, dim: Any = None) -> Any:
         return arg_reduce(self, "min", axis, out, keepdims=bool(keepdims), dim=dim)
 
     # ---- shape ----------------------------------------------------------------------------
+    @on_plain
     def transpose(self, *axes: Any) -> Any:
         """Permuted axes (no communication: the layout is permuted with the local part)."""
         return transpose_axes(self, axes)
 
     @property
+    @on_plain
     def T(self) -> Any:
         return transpose_axes(self, None)
 
+    @on_plain
     def dot(self, other: Any, out: Any = None) -> Any:
         return np_dot(self, other, out)
 
+    @on_plain
     def reshape(self, *shape: Any, order: Any = "C") -> Any:
         """C-order reshape (a codistributed copy; data moves in one all-to-all)."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         return reshape_to(self, shape, order)
 
+    @on_plain
     def ravel(self, order: Any = "C") -> Any:
         return reshape_to(self, (-1,), order, "ravel")
 
+    @on_plain
     def flatten(self, order: Any = "C") -> Any:
         return reshape_to(self, (-1,), order, "flatten")
 
+    @on_plain
     def squeeze(self, axis: Any = None) -> Any:
         return squeeze_axes(self, axis)
 
+    @on_plain
     def cumsum(self, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
         """Cumulative sum (along the distributed dimension: local scans plus the totals of
         the labs before, as numpy on the gathered array)."""
         return cumulative(self, "sum", axis, dtype, out)
 
+    @on_plain
     def cumprod(self, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
         return cumulative(self, "prod", axis, dtype, out)
 
+    @on_plain
     def nonzero(self) -> Any:
         """Tuple of codistributed 1-D arrays of global indices of the nonzero elements."""
         return nonzero_of(self)
@@ -371,11 +412,13 @@ class CodistOps(CodistArray):
             del self._mode
 
     # ---- indexing -------------------------------------------------------------------------
+    @on_plain
     def __getitem__(self, key: Any) -> Any:
         """Global 0-based indexing: ints → a replicated scalar, slices → a codistributed
         copy, a boolean mask of the array's shape → a 1-D codistributed array."""
         return getitem(self, key)
 
+    @adapted(on_inplace, None)
     def __setitem__(self, key: Any, value: Any) -> None:
         """``D[i, j] = v`` writes on the owning lab; slices and boolean masks as numpy
         (the value: a scalar, a replicated array, or a codistributed array)."""
@@ -429,26 +472,3 @@ def _np_real(a: Any) -> Any:
 def _np_imag(a: Any) -> Any:
     return a.imag
 
-
-# --------------------------------------------------------------------------- the layouts of issue 15 (adapt)
-# binary and unary operators adapt in ``elementwise`` (an extra frame would defeat elision)
-_INPLACE = {"__iadd__": np.add, "__isub__": np.subtract, "__imul__": np.multiply, "__itruediv__": np.true_divide,
-            "__ifloordiv__": np.floor_divide, "__imod__": np.remainder, "__ipow__": np.power,
-            "__iand__": np.bitwise_and, "__ior__": np.bitwise_or, "__ixor__": np.bitwise_xor,
-            "__ilshift__": np.left_shift, "__irshift__": np.right_shift}
-for _name, _fn in {"__abs__": np.absolute, "conj": np.conjugate, "conjugate": np.conjugate}.items():
-    setattr(CodistOps, _name, on_elementwise(_fn, getattr(CodistOps, _name)))
-for _name, _fn in {"real": np.real, "imag": np.imag}.items():
-    setattr(CodistOps, _name, property(on_elementwise(_fn, getattr(CodistOps, _name).fget)))
-for _name in ("clip", "round"):
-    setattr(CodistOps, _name, on_elementwise(None, getattr(CodistOps, _name)))
-for _name, _fn in _INPLACE.items():
-    setattr(CodistOps, _name, on_inplace(_fn, getattr(CodistOps, _name)))
-for _name in ("__imatmul__", "__setitem__"):
-    setattr(CodistOps, _name, on_inplace(None, getattr(CodistOps, _name)))
-for _name in ("sum", "prod", "min", "max", "any", "all", "mean", "var", "std", "argmax", "argmin",
-              "transpose", "dot", "reshape", "ravel", "flatten", "squeeze", "cumsum", "cumprod", "nonzero",
-              "__getitem__", "item", "__bool__", "__matmul__", "__rmatmul__"):
-    setattr(CodistOps, _name, on_plain(getattr(CodistOps, _name)))
-CodistOps.T = property(on_plain(CodistOps.T.fget))  # type: ignore[assignment,method-assign]
-del _name, _fn

@@ -7,7 +7,7 @@ are not distributed, else one allreduce of the partials).
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +55,7 @@ def _identity(how: str, dtype: np.dtype):
 
 
 
-def axes_of(ndim: int, axis: Any, dim: Any, what: str) -> Optional[tuple]:
+def axes_of(ndim: int, axis: Any, dim: Any, what: str) -> tuple | None:
     """Sorted 0-based axes from ``axis=`` (numpy; an int or a tuple) or ``dim=`` (1-based,
     MATLAB; an int or a tuple); None (all axes) when neither is given."""
     if dim is not None and axis is not None:
@@ -155,8 +155,8 @@ def _whole(D, how: str, kw: dict, what: str):
     return COMBINE_UFUNC[how].reduce(vals[np.array(valid)], dtype=vals.dtype)
 
 
-def reduce_along(D: Any, how: str, axis: Any = None, dim: Any = None, kw: Optional[dict] = None, keepdims: Any = False,
-            what: Optional[str] = None) -> Any:
+def reduce_along(D: Any, how: str, axis: Any = None, dim: Any = None, kw: dict | None = None, keepdims: Any = False,
+            what: str | None = None) -> Any:
     what = what or how
     kw = kw or {}
     G = tuple(D.shape)

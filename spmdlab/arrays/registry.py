@@ -14,15 +14,16 @@ in scipy, about a second of every lab's start) is named instead with
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, Dict, Optional, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 __all__ = ["HANDLED_FUNCTIONS", "implemented_in", "implements", "lookup"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-HANDLED_FUNCTIONS: Dict[Callable[..., Any], Callable[..., Any]] = {}
+HANDLED_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
 # numpy function -> the module that registers it when imported (on first use)
-LATER: Dict[Callable[..., Any], str] = {}
+LATER: dict[Callable[..., Any], str] = {}
 
 
 def implements(*numpy_functions: Callable[..., Any]) -> Callable[[F], F]:
@@ -45,7 +46,7 @@ def implemented_in(module: str, *numpy_functions: Callable[..., Any]) -> None:
         LATER[f] = module
 
 
-def lookup(numpy_function: Callable[..., Any]) -> Optional[Callable[..., Any]]:
+def lookup(numpy_function: Callable[..., Any]) -> Callable[..., Any] | None:
     """The codistributed implementation of ``numpy_function``, or None."""
     handler = HANDLED_FUNCTIONS.get(numpy_function)
     if handler is None and numpy_function in LATER:

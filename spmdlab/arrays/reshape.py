@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 import operator
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +33,7 @@ from .transfer import redistribute
 __all__ = ["transpose_axes", "reshape_to", "squeeze_axes", "cumulative", "nonzero_of"]
 
 
-def transpose_axes(D: Any, axes: Optional[tuple]) -> Any:
+def transpose_axes(D: Any, axes: tuple | None) -> Any:
     G = tuple(D.shape)
     ndim = len(G)
     if axes is None or axes == (None,) or len(axes) == 0:

@@ -1,4 +1,4 @@
-"""Moving arrays between any layouts, halo updates and modes (issue 15).
+"""Moving arrays between any layouts, halo updates and modes.
 
 MATLAB's layouts store every element once, in one array per lab; ``transfer`` moves
 those. The layouts from Dagger.jl and CuPy and the halo layouts may store an element on
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +52,7 @@ def identity(mode: str, dtype: np.dtype) -> Any:
     return np.inf if big else -np.inf
 
 
-def _view(a: np.ndarray, index: tuple) -> Optional[np.ndarray]:
+def _view(a: np.ndarray, index: tuple) -> np.ndarray | None:
     """``a`` at ``index`` as a view when every selection is a slice, else None."""
     if all(isinstance(s, slice) for s in index):
         return a[index]
@@ -211,7 +211,7 @@ def updateHalos(D: Any) -> Any:
     return D
 
 
-def _direct(parts: list, moves: LabMoves) -> Optional[list]:
+def _direct(parts: list, moves: LabMoves) -> list | None:
     """``[(peer, region received, region sent)]`` as views of ``parts`` when this lab's
     moves are one contiguous region each way per peer and none to itself; else None."""
     if moves.own:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -28,7 +28,7 @@ __all__ = ["redistribute", "gather"]
 
 
 
-def redistribute(D: Any, codist: Optional[Codistributor] = None) -> Any:
+def redistribute(D: Any, codist: Codistributor | None = None) -> Any:
     """``D`` with the layout ``codist`` (default: ``codistributor1d()``), moved through the
     labs' staging window (one machine, parts up to ``SPMDLAB_STAGING_MB``) or with one
     all-to-all exchange; no lab ever holds the whole array."""
@@ -75,7 +75,7 @@ def _moves(src: Codistributor, target: Codistributor, n: int, lab: int) -> _Move
     plan = transfer_regions(src, target, n, lab=lab)
     new_shape = target.localShape(lab, n)
     src_shapes = [src.localShape(k, n) for k in range(1, n + 1)]
-    whole = lambda t: [None] * len(t.shape)  # noqa: E731
+    whole = lambda t: [None] * len(t.shape)
     sends = [(t.size, t.shape, RegionCopy(whole(t), t.src_index, t.shape, src_shapes[lab - 1]))
              for t in plan[lab - 1]]
     recvs = [(t.size, t.shape, RegionCopy(t.dst_index, whole(t), new_shape, t.shape))
@@ -142,7 +142,7 @@ def _assemble(shape: tuple, dtype: np.dtype, codist: Codistributor, parts: list)
     return out
 
 
-def gather(D: Any, lab: Optional[int] = None) -> Any:
+def gather(D: Any, lab: int | None = None) -> Any:
     """The whole array as a numpy array.
 
     On a lab: ``gather(D)`` gives it to every lab, ``gather(D, lab)`` to that lab only

@@ -37,7 +37,7 @@ class Body:
 _parsed: dict[tuple[str, int], ast.Module] = {}
 # (filename, lineno) -> (the linecache lines list it was read from, Body). linecache
 # returns the same list object until the file changes, so identity means "unchanged".
-_bodies: dict[tuple[str, int], tuple[list[str], "Body"]] = {}
+_bodies: dict[tuple[str, int], tuple[list[str], Body]] = {}
 
 
 def _parse(filename: str, text: str) -> ast.Module:

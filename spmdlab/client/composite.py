@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import weakref
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..checks import check_lab
 from ..errors import SpmdError
@@ -45,13 +46,13 @@ class Composite:
             weakref.finalize(self, pool.free_later, key, self._generation)
 
     @classmethod
-    def _from_labs(cls, pool, key: int, summaries: dict[int, Summary]) -> "Composite":
+    def _from_labs(cls, pool, key: int, summaries: dict[int, Summary]) -> Composite:
         self = cls.__new__(cls)
         self._bind(pool, key, pool.numlabs, summaries)
         return self
 
     @classmethod
-    def _from_client(cls, value: Any) -> "Composite":
+    def _from_client(cls, value: Any) -> Composite:
         """The one-element Composite that ``spmd(0)`` produces at the client."""
         self = cls.__new__(cls)
         self._bind(None, 0, 1, {1: summarize(value)})

@@ -14,6 +14,7 @@ import numpy as np
 from ..layouts.base import box_text, runs_text, selection_size
 from ..layouts.pictures import lab_color, layout_svg, ownership
 from ..protocol.messages import Summary
+from ..protocol.seam import Pool
 
 __all__ = ["composite_html", "distributed_html", "summary_cells"]
 
@@ -46,7 +47,7 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
     return "".join(out)
 
 
-def _pool_note(pool: Any, generation: int) -> str:
+def _pool_note(pool: Pool, generation: int) -> str:
     if pool is not None and (pool.state == "closed" or pool.generation != generation):
         return "<p><b>The pool that held these values was closed: they are lost.</b></p>"
     return ""

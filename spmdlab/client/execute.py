@@ -4,10 +4,12 @@ REPL all go through :func:`run_block`.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from ..protocol.messages import Block, Input, Reply, Summary
+from ..protocol.seam import Pool
 from ..protocol.values import input_spec
 from .composite import Composite
 
@@ -22,7 +24,7 @@ def register_handle(kind: str, factory: Callable[[Any, int, Summary], Any]) -> N
     _handles[kind] = factory
 
 
-def result_handle(pool: Any, key: int, summaries: dict[int, Summary], nlabs: int,
+def result_handle(pool: Pool, key: int, summaries: dict[int, Summary], nlabs: int,
                   composite: bool = False) -> Any:
     """The client handle for the value a block stored under ``key``: a registered
     handle when every one of its ``nlabs`` labs holds that kind, else a Composite."""
@@ -50,7 +52,7 @@ class Outcome:
                 if r.kind == "done" and r.result.echo is not None}
 
 
-def run_block(pool: Any, *, source: str = "", call: tuple | None = None, inputs: dict[str, Any] | None = None,
+def run_block(pool: Pool, *, source: str = "", call: tuple | None = None, inputs: dict[str, Any] | None = None,
               refs: dict[str, int] | None = None, outputs: Iterable[str] = (), nlabs: int | None = None,
               filename: str = "<spmd>", firstlineno: int = 1, workspace: str | None = None, echo: bool = False,
               timeout: float | None = None, sink: Callable[[int, str, str], None] | None = None,

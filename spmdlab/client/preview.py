@@ -10,13 +10,15 @@ corners are never printed, so a placeholder row (column, ...) stands for them.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ..arrays.base import parts_of
 from ..layouts.base import Selection
 from ..protocol.messages import Call
+from ..protocol.seam import Pool
 
 __all__ = ["corner_index", "corner_part", "fetch_corner", "corner_text"]
 
@@ -74,7 +76,7 @@ def corner_part(value: Any, key: int, lab: int, index: list) -> tuple[str, list]
     return value.mode, out
 
 
-def fetch_corner(pool: Any, key: int, nlabs: int, shape: tuple, dtype: np.dtype) -> tuple[np.ndarray, bool]:
+def fetch_corner(pool: Pool, key: int, nlabs: int, shape: tuple, dtype: np.dtype) -> tuple[np.ndarray, bool]:
     """The corner of the array stored under ``key`` on labs ``1..nlabs`` (each lab sends
     only its elements of it), with a placeholder between the corners of a summarised axis;
     and whether the array is summarised."""

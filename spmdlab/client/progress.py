@@ -10,7 +10,8 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .. import settings
 
@@ -56,7 +57,7 @@ class Progress:
         self._handle: Any = None
         self._text = ""
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         self._started = time.monotonic()
         self.due = self._started + self._after
         if self.kind is not None:

@@ -11,11 +11,13 @@ from __future__ import annotations
 import ctypes
 import sys
 import types
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from .. import runtime
 from ..errors import SpmdError
 from ..protocol.calls import Ref
+from ..protocol.seam import Pool
 from ..settings import check_timeout
 from .blocksource import read_body
 from .composite import Composite
@@ -152,7 +154,7 @@ class spmd(metaclass=_NeedsCall):
         return False
 
 
-def run_body(pool: Any, body: Any, nlabs: int, local_vars: Mapping[str, Any], global_vars: Mapping[str, Any],
+def run_body(pool: Pool, body: Any, nlabs: int, local_vars: Mapping[str, Any], global_vars: Mapping[str, Any],
              timeout: float | None = None, sink: Callable[[int, str, str], None] | None = None,
              echo: bool = False) -> Outcome:
     """Run a checked ``Body`` on labs 1..nlabs with the client values it reads (looked
@@ -171,7 +173,7 @@ def run_body(pool: Any, body: Any, nlabs: int, local_vars: Mapping[str, Any], gl
                          sink=progress.wrap(sink or print_sink))
 
 
-def spmd_run(fn: Callable, *args: Any, n: int | None = None, pool: Any = None, timeout: float | None = None,
+def spmd_run(fn: Callable, *args: Any, n: int | None = None, pool: Pool | None = None, timeout: float | None = None,
              **kwargs: Any) -> Any:
     """The function form of spmd, for code whose source cannot be read (``python -c``,
     the plain prompt): every lab calls ``fn(*args, **kwargs)``; returns a Composite of the

@@ -39,7 +39,7 @@ _base: MPI.Intracomm | None = None
 _current: MPI.Intracomm | None = None
 _subcomms: dict[int, MPI.Intracomm] = {}
 # (id(block communicator), grid key) -> (row communicator, column communicator) of a
-# process grid (issue 12, dense linear algebra); freed on renewal
+# process grid (dense linear algebra); freed on renewal
 _grid_comms: dict[tuple, tuple] = {}
 _block: MPI.Intracomm | None = None
 # id(block communicator) -> the library's duplicate of it for point-to-point moves

@@ -13,7 +13,8 @@ owns (disjoint over the labs, covering the array once) with their places in thos
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -23,10 +24,10 @@ __all__ = ["numroc", "Selection", "IndexLike", "Piece", "check_gsize", "int_arra
            "index_out", "broadcast_index", "runs_text", "selection_size", "box_text", "chunked_error", "LayoutBase",
            "SizedLayout"]
 
-Selection = Union[slice, np.ndarray]
-IndexLike = Union[int, np.ndarray, Sequence[Any]]
+Selection = slice | np.ndarray
+IndexLike = int | np.ndarray | Sequence[Any]
 # (chunk number, global selection, positions inside that chunk) of an owned piece
-Piece = Tuple[int, Tuple[Selection, ...], Tuple[Selection, ...]]
+Piece = tuple[int, tuple[Selection, ...], tuple[Selection, ...]]
 
 
 def numroc(n: int, nb: int, iproc: int, nprocs: int) -> int:
@@ -47,7 +48,7 @@ def numroc(n: int, nb: int, iproc: int, nprocs: int) -> int:
     return count
 
 
-def check_gsize(gsize: Any) -> Tuple[int, ...]:
+def check_gsize(gsize: Any) -> tuple[int, ...]:
     """A global size (an int or a sequence of non-negative ints) as a tuple of ints."""
     if is_int(gsize):
         gsize = (gsize,)
@@ -77,12 +78,12 @@ def normalize_index(i: Any, size: int, dim: int) -> np.ndarray:
     return np.where(a < 0, a + size, a)
 
 
-def index_out(a: Any, *likes: Any) -> Union[int, np.ndarray]:
+def index_out(a: Any, *likes: Any) -> int | np.ndarray:
     """A Python int when every input in ``likes`` was a scalar, else an int64 array."""
     return int(a) if all(np.ndim(x) == 0 for x in likes) else np.asarray(a, dtype=np.int64)
 
 
-def broadcast_index(index: Any, gsize: Sequence[int]) -> Tuple[np.ndarray, ...]:
+def broadcast_index(index: Any, gsize: Sequence[int]) -> tuple[np.ndarray, ...]:
     """A full global index (a tuple with one int or int array per dimension; for a 1-D
     array also a bare int or array) as broadcast int64 arrays, bounds-checked and with
     negatives wrapped."""
@@ -116,7 +117,7 @@ def selection_size(s: Selection) -> int:
     return max(0, s.stop - s.start) if isinstance(s, slice) else len(s)
 
 
-def box_text(sel: Sequence[Selection], gsize: Optional[Sequence[int]] = None) -> str:
+def box_text(sel: Sequence[Selection], gsize: Sequence[int] | None = None) -> str:
     """'[0:3, 0:4]' for a tuple of selections; a whole dimension of ``gsize`` shows as ':'.
 
     >>> box_text((slice(0, 3), slice(0, 4)), (5, 4))
@@ -143,7 +144,7 @@ class LayoutBase:
     """Base class of the codistributors: equality through ``_key()`` and the defaults of
     the layout protocol for a layout whose local part is one array without halo."""
 
-    GlobalSize: Optional[Tuple[int, ...]]
+    GlobalSize: tuple[int, ...] | None
 
     def _key(self) -> tuple:
         raise NotImplementedError
@@ -162,12 +163,12 @@ class LayoutBase:
     def _resolve_dim(self, dim: Any, axis: Any) -> int:
         return dim_to_axis(dim, axis, self._ndim()) + 1
 
-    def _ready(self, numlabs: int) -> "LayoutBase":
+    def _ready(self, numlabs: int) -> LayoutBase:
         raise NotImplementedError
 
     # ---- the protocol
     @property
-    def NumLabs(self) -> Optional[int]:
+    def NumLabs(self) -> int | None:
         """Number of labs the complete layout is for; None when incomplete."""
         raise NotImplementedError
 
@@ -183,32 +184,32 @@ class LayoutBase:
         """True when a lab's local part is a list of arrays (see :meth:`chunkSelections`)."""
         return False
 
-    def localIndices(self, lab: int, numlabs: int) -> Tuple[np.ndarray, ...]:
+    def localIndices(self, lab: int, numlabs: int) -> tuple[np.ndarray, ...]:
         """Per-dimension 0-based global indices stored by ``lab``, in local order."""
         c = self._ready(numlabs)
         return tuple(c.globalIndices(d + 1, lab, numlabs) for d in range(c._ndim()))
 
-    def globalIndices(self, dim: Optional[int] = None, lab: Optional[int] = None,
-                      numlabs: Optional[int] = None, *, axis: Optional[int] = None) -> np.ndarray:
+    def globalIndices(self, dim: int | None = None, lab: int | None = None,
+                      numlabs: int | None = None, *, axis: int | None = None) -> np.ndarray:
         raise NotImplementedError
 
-    def localShape(self, lab: int, numlabs: int) -> Tuple[int, ...]:
+    def localShape(self, lab: int, numlabs: int) -> tuple[int, ...]:
         """Shape of the local part stored by ``lab`` (arithmetic, no index arrays)."""
         raise NotImplementedError
 
-    def localSelection(self, lab: int, numlabs: int) -> Tuple[Selection, ...]:
+    def localSelection(self, lab: int, numlabs: int) -> tuple[Selection, ...]:
         """Per dimension, the global indices ``lab`` stores, in local order: a ``slice``
         (step 1) where they are one contiguous range, else an increasing int64 array.
         ``A[region(sel)]``-style code uses it to avoid index arrays proportional to the
         array size (1-D layouts are all slices)."""
         raise NotImplementedError
 
-    def chunkSelections(self, lab: int, numlabs: int) -> List[Tuple[Selection, ...]]:
+    def chunkSelections(self, lab: int, numlabs: int) -> list[tuple[Selection, ...]]:
         """The global indices of each array ``lab`` stores (halo cells included), in local
         order; for a layout that is not chunked, ``[localSelection(lab, numlabs)]``."""
         return [self.localSelection(lab, numlabs)]
 
-    def ownedPieces(self, lab: int, numlabs: int) -> List[Piece]:
+    def ownedPieces(self, lab: int, numlabs: int) -> list[Piece]:
         """``(k, global_sel, local_sel)`` for each piece ``lab`` owns: chunk number ``k``
         (into :meth:`chunkSelections`), the piece's global indices and their positions in
         that chunk. Over all labs the pieces are disjoint and cover the array once."""
@@ -222,16 +223,16 @@ class SizedLayout(LayoutBase):
     ``complete`` (blocks, chunk maps): ``GlobalSize``, ``NumLabs``, ``isComplete`` and
     ``_ready``, which keeps the completed copy for each lab count it was asked for."""
 
-    _gsize: Optional[Tuple[int, ...]]
-    _numlabs: Optional[int]
+    _gsize: tuple[int, ...] | None
+    _numlabs: int | None
 
     @property
-    def GlobalSize(self) -> Optional[Tuple[int, ...]]:
+    def GlobalSize(self) -> tuple[int, ...] | None:
         """Global shape, or None if not yet known."""
         return self._gsize
 
     @property
-    def NumLabs(self) -> Optional[int]:
+    def NumLabs(self) -> int | None:
         """Number of labs the complete layout is for (set by ``complete``), else None."""
         return self._numlabs
 
@@ -239,10 +240,10 @@ class SizedLayout(LayoutBase):
         """True when GlobalSize and NumLabs are set."""
         return self._gsize is not None and self._numlabs is not None
 
-    def complete(self, gsize: Sequence[int], numlabs: int) -> "SizedLayout":
+    def complete(self, gsize: Sequence[int], numlabs: int) -> SizedLayout:
         raise NotImplementedError
 
-    def _ready(self, numlabs: int) -> "SizedLayout":
+    def _ready(self, numlabs: int) -> SizedLayout:
         n = check_numlabs(numlabs)
         if self._gsize is None:
             raise ValueError(f"{type(self).__name__} is not complete (GlobalSize unknown); "

@@ -40,7 +40,8 @@ around its box on every side that is not the array's edge.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -77,7 +78,7 @@ def _selection(blocks: np.ndarray, b: int, m: int) -> Selection:
     return g[g < m]
 
 
-def _block_slices(index: Sequence[int], bs: Sequence[int], gsize: Sequence[int]) -> Tuple[slice, ...]:
+def _block_slices(index: Sequence[int], bs: Sequence[int], gsize: Sequence[int]) -> tuple[slice, ...]:
     return tuple(slice(int(i) * b, min(m, (int(i) + 1) * b)) for i, b, m in zip(index, bs, gsize))
 
 
@@ -88,12 +89,12 @@ class codistributorBlocks(SizedLayout):
     the module docstring for the rules.
     """
 
-    def __init__(self, blocksize: Union[int, Sequence[int]], assignment: Any = "blockrow",
-                 gsize: Optional[Sequence[int]] = None, *, halo: int = 0) -> None:
+    def __init__(self, blocksize: int | Sequence[int], assignment: Any = "blockrow",
+                 gsize: Sequence[int] | None = None, *, halo: int = 0) -> None:
         if is_int(blocksize):
             if blocksize < 1:
                 raise ValueError(f"block size must be >= 1, got {blocksize}")
-            self._bs: Union[int, Tuple[int, ...]] = int(blocksize)
+            self._bs: int | tuple[int, ...] = int(blocksize)
         else:
             try:
                 bs = tuple(blocksize)
@@ -107,8 +108,8 @@ class codistributorBlocks(SizedLayout):
             if not bs:
                 raise ValueError("block size needs one entry per dimension, got ()")
             self._bs = tuple(int(b) for b in bs)
-        self._name: Optional[str] = None
-        self._array: Optional[np.ndarray] = None
+        self._name: str | None = None
+        self._array: np.ndarray | None = None
         if isinstance(assignment, str):
             if assignment.lower() not in ASSIGNMENTS:
                 raise ValueError(f"unknown assignment {assignment!r}: use 'blockrow', 'blockcol', 'cyclicrow', "
@@ -130,14 +131,14 @@ class codistributorBlocks(SizedLayout):
         self._gsize = None if gsize is None else check_gsize(gsize)
         if self._gsize is not None:
             self._check_shape(self._gsize)
-        self._numlabs: Optional[int] = None
-        self._nb: Optional[Tuple[int, ...]] = None  # blocks per dimension (complete only)
-        self._line: Optional[np.ndarray] = None  # named rules: the owner of each row (column) block
+        self._numlabs: int | None = None
+        self._nb: tuple[int, ...] | None = None  # blocks per dimension (complete only)
+        self._line: np.ndarray | None = None  # named rules: the owner of each row (column) block
         # per lab: per-dimension block indices (a grid) or an (nblocks, ndim) array of block indices
-        self._grid: Dict[int, Tuple[np.ndarray, ...]] = {}
-        self._offgrid: Dict[int, np.ndarray] = {}
+        self._grid: dict[int, tuple[np.ndarray, ...]] = {}
+        self._offgrid: dict[int, np.ndarray] = {}
 
-    def _check_shape(self, g: Tuple[int, ...]) -> None:
+    def _check_shape(self, g: tuple[int, ...]) -> None:
         if not g:
             raise ValueError(f"{_NAME} cannot distribute a 0-d array (use shape (1,))")
         if isinstance(self._bs, tuple) and len(self._bs) != len(g):
@@ -151,7 +152,7 @@ class codistributorBlocks(SizedLayout):
 
     # ---- properties
     @property
-    def BlockSize(self) -> Tuple[int, ...]:
+    def BlockSize(self) -> tuple[int, ...]:
         """Block size per dimension (an int block size repeated once the number of
         dimensions is known from GlobalSize or an assignment array; else a 1-tuple)."""
         if isinstance(self._bs, tuple):
@@ -160,7 +161,7 @@ class codistributorBlocks(SizedLayout):
         return (self._bs,) * nd
 
     @property
-    def Assignment(self) -> Union[str, np.ndarray]:
+    def Assignment(self) -> str | np.ndarray:
         """The rule's name, or a copy of the array of lab numbers."""
         return self._name if self._name is not None else self._array.copy()
 
@@ -170,12 +171,12 @@ class codistributorBlocks(SizedLayout):
         return self._halo
 
     @property
-    def BlockOwners(self) -> Optional[np.ndarray]:
+    def BlockOwners(self) -> np.ndarray | None:
         """The owner (1-based lab) of every block, shape ``ceil(size / blocksize)`` per
         dimension; None until the layout is complete."""
         return None if self._nb is None else self._owners_of(tuple(np.indices(self._nb, dtype=np.int64)))
 
-    def _owners_of(self, blocks: Tuple[np.ndarray, ...]) -> np.ndarray:
+    def _owners_of(self, blocks: tuple[np.ndarray, ...]) -> np.ndarray:
         """Owners of the blocks with (broadcast) block indices ``blocks``, without
         materialising one entry per block of the array."""
         if self._line is not None:
@@ -194,7 +195,7 @@ class codistributorBlocks(SizedLayout):
                 f"NumLabs={self._numlabs}{halo})")
 
     # ---- completion
-    def complete(self, gsize: Sequence[int], numlabs: int) -> "codistributorBlocks":
+    def complete(self, gsize: Sequence[int], numlabs: int) -> codistributorBlocks:
         """Copy with GlobalSize and NumLabs set and the blocks assigned (labs of an
         assignment array checked against ``numlabs``; a halo needs one box per lab)."""
         g = check_gsize(gsize)
@@ -267,13 +268,13 @@ class codistributorBlocks(SizedLayout):
             return np.zeros((0, len(sets)), dtype=np.int64)
         return np.stack(np.meshgrid(*sets, indexing="ij"), axis=-1).reshape(-1, len(sets))
 
-    def _owned_sel(self, lab: int) -> Tuple[Selection, ...]:
+    def _owned_sel(self, lab: int) -> tuple[Selection, ...]:
         return tuple(_selection(s, b, m) for s, b, m in zip(self._grid[lab], self.BlockSize, self._gsize))
 
-    def _stored_sel(self, lab: int) -> Tuple[Selection, ...]:
+    def _stored_sel(self, lab: int) -> tuple[Selection, ...]:
         return self._grow(lab, self._owned_sel(lab))
 
-    def _grow(self, lab: int, owned: Tuple[Selection, ...]) -> Tuple[Selection, ...]:
+    def _grow(self, lab: int, owned: tuple[Selection, ...]) -> tuple[Selection, ...]:
         """The stored box: ``owned`` grown by the halo (itself without halo or when empty)."""
         w = self._halo
         if not w or not all(s.size for s in self._grid[lab]):
@@ -286,30 +287,30 @@ class codistributorBlocks(SizedLayout):
         the list of its blocks."""
         return bool(self._ready(numlabs)._offgrid)
 
-    def _check(self, lab: int, numlabs: int, what: str) -> "codistributorBlocks":
+    def _check(self, lab: int, numlabs: int, what: str) -> codistributorBlocks:
         c = self._ready(numlabs)
         check_lab(lab, numlabs)
         if c._offgrid:
             raise chunked_error(what, _NAME)
         return c
 
-    def localIndices(self, lab: int, numlabs: int) -> Tuple[np.ndarray, ...]:
+    def localIndices(self, lab: int, numlabs: int) -> tuple[np.ndarray, ...]:
         """Per-dimension 0-based global indices stored by ``lab``, in local order."""
         self._check(lab, numlabs, "localIndices")
         return super().localIndices(lab, numlabs)
 
-    def localSelection(self, lab: int, numlabs: int) -> Tuple[Selection, ...]:
+    def localSelection(self, lab: int, numlabs: int) -> tuple[Selection, ...]:
         """Per dimension the global indices ``lab`` stores (its blocks', halo included): a
         slice when contiguous, else an increasing int64 array."""
         return self._check(lab, numlabs, "localSelection")._stored_sel(int(lab))
 
-    def localShape(self, lab: int, numlabs: int) -> Tuple[int, ...]:
+    def localShape(self, lab: int, numlabs: int) -> tuple[int, ...]:
         """Shape of the local part stored by ``lab`` (halo included)."""
         sel = self.localSelection(lab, numlabs)
         return tuple(s.stop - s.start if isinstance(s, slice) else len(s) for s in sel)
 
-    def globalIndices(self, dim: Optional[int] = None, lab: Optional[int] = None,
-                      numlabs: Optional[int] = None, *, axis: Optional[int] = None) -> np.ndarray:
+    def globalIndices(self, dim: int | None = None, lab: int | None = None,
+                      numlabs: int | None = None, *, axis: int | None = None) -> np.ndarray:
         """0-based global indices along a dimension (required) stored by ``lab``, in local order."""
         if lab is None or numlabs is None:
             raise TypeError("globalIndices needs lab and numlabs")
@@ -317,7 +318,7 @@ class codistributorBlocks(SizedLayout):
         s = c._stored_sel(int(lab))[c._resolve_dim(dim, axis) - 1]
         return np.arange(s.start, s.stop, dtype=np.int64) if isinstance(s, slice) else s.copy()
 
-    def chunkSelections(self, lab: int, numlabs: int) -> List[Tuple[Selection, ...]]:
+    def chunkSelections(self, lab: int, numlabs: int) -> list[tuple[Selection, ...]]:
         """``[localSelection]``, or for a chunked layout the slices of each of ``lab``'s
         blocks in C order of their block index (``[]`` for a lab without blocks)."""
         c = self._ready(numlabs)
@@ -326,7 +327,7 @@ class codistributorBlocks(SizedLayout):
             return [c._stored_sel(lab)]
         return [_block_slices(i, c.BlockSize, c._gsize) for i in c._blocks_of(lab)]
 
-    def ownedPieces(self, lab: int, numlabs: int) -> List[Piece]:
+    def ownedPieces(self, lab: int, numlabs: int) -> list[Piece]:
         """``(k, global, local)`` for what ``lab`` owns: its whole part (without the halo,
         at its place in the stored box), or each of its blocks of a chunked layout."""
         c = self._ready(numlabs)
@@ -341,14 +342,14 @@ class codistributorBlocks(SizedLayout):
                                      for s in owned))]
         return [(0, owned, tuple(slice(o.start - s.start, o.stop - s.start) for o, s in zip(owned, stored)))]
 
-    def ownerOf(self, index: IndexLike, numlabs: int) -> Union[int, np.ndarray]:
+    def ownerOf(self, index: IndexLike, numlabs: int) -> int | np.ndarray:
         """Lab owning a global index (a full tuple; an int or int array for a 1-D array)."""
         c = self._ready(numlabs)
         idx = broadcast_index(index, c._gsize)
         owner = c._owners_of(tuple(i // b for i, b in zip(idx, c.BlockSize)))
         return index_out(owner, *(index if isinstance(index, tuple) else (index,)))
 
-    def globalToLocal(self, index: IndexLike, numlabs: int) -> Tuple[Any, Tuple[Any, ...]]:
+    def globalToLocal(self, index: IndexLike, numlabs: int) -> tuple[Any, tuple[Any, ...]]:
         """``(lab, local index tuple)``: the owner of a global index and its position in the
         owner's stored part (layouts that are not chunked)."""
         c = self._ready(numlabs)
@@ -364,7 +365,7 @@ class codistributorBlocks(SizedLayout):
         likes = index if isinstance(index, tuple) else (index,)
         return index_out(owner, *likes), tuple(index_out(x, *likes) for x in local)
 
-    def localToGlobal(self, lab: int, local_index: Tuple[Any, ...], numlabs: int) -> Tuple[Any, ...]:
+    def localToGlobal(self, lab: int, local_index: tuple[Any, ...], numlabs: int) -> tuple[Any, ...]:
         """Global index tuple of a position in ``lab``'s stored part (layouts that are not chunked)."""
         sel = self.localSelection(lab, numlabs)
         if not isinstance(local_index, tuple):

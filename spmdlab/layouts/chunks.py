@@ -31,8 +31,8 @@ index-map order; a lab absent from the map holds an empty list.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +52,7 @@ from .base import (
 __all__ = ["codistributorChunks", "Box", "subtract_box", "chunk_text"]
 
 # A box of global indices: (starts, stops), one entry per dimension.
-Box = Tuple[Tuple[int, ...], Tuple[int, ...]]
+Box = tuple[tuple[int, ...], tuple[int, ...]]
 _NAME = "codistributorChunks"
 
 
@@ -65,7 +65,7 @@ def chunk_text(chunk: Sequence[slice]) -> str:
     return f"({inner},)" if len(chunk) == 1 else f"({inner})"
 
 
-def subtract_box(a: Box, b: Box) -> List[Box]:
+def subtract_box(a: Box, b: Box) -> list[Box]:
     """Disjoint boxes covering the elements of box ``a`` that are not in box ``b``.
 
     >>> subtract_box(((0, 0), (4, 4)), ((1, 1), (3, 5)))
@@ -90,12 +90,12 @@ def _volume(box: Box) -> int:
     return math.prod(max(0, h - lo) for lo, h in zip(*box))
 
 
-def _parse(index_map: Any) -> Dict[int, List[Tuple[slice, ...]]]:
+def _parse(index_map: Any) -> dict[int, list[tuple[slice, ...]]]:
     """The index map as ``{lab: [chunk, ...]}`` sorted by lab, each chunk a tuple of
     slices with step None or 1 (checked: types, lab numbers >= 1, steps, dimensions)."""
     if not isinstance(index_map, Mapping):
         raise TypeError(f"index_map must be a dict lab -> list of chunks (tuples of slices), got {index_map!r}")
-    out: Dict[int, List[Tuple[slice, ...]]] = {}
+    out: dict[int, list[tuple[slice, ...]]] = {}
     ndim = None
     for lab in sorted(index_map, key=lambda x: (not is_int(x), x if is_int(x) else 0)):
         if not is_int(lab):
@@ -131,7 +131,7 @@ def _parse(index_map: Any) -> Dict[int, List[Tuple[slice, ...]]]:
     return out
 
 
-def _resolve(chunk: Tuple[slice, ...], gsize: Tuple[int, ...], lab: int, k: int) -> Box:
+def _resolve(chunk: tuple[slice, ...], gsize: tuple[int, ...], lab: int, k: int) -> Box:
     """A chunk's box for an array of size ``gsize`` (None and negatives resolved, bounds checked)."""
     if len(chunk) != len(gsize):
         raise ValueError(f"chunk {k} of lab {lab}, {chunk_text(chunk)}, has {len(chunk)} "
@@ -155,12 +155,12 @@ class codistributorChunks(SizedLayout):
     ``complete(gsize, numlabs)``. See the module docstring for the rules.
     """
 
-    def __init__(self, index_map: Mapping, gsize: Optional[Sequence[int]] = None) -> None:
+    def __init__(self, index_map: Mapping, gsize: Sequence[int] | None = None) -> None:
         self._raw = _parse(index_map)
         self._gsize = None if gsize is None else check_gsize(gsize)
-        self._numlabs: Optional[int] = None
-        self._boxes: Optional[Dict[int, List[Box]]] = None
-        self._owned: Optional[Dict[int, List[List[Box]]]] = None
+        self._numlabs: int | None = None
+        self._boxes: dict[int, list[Box]] | None = None
+        self._owned: dict[int, list[list[Box]]] | None = None
         if self._gsize is not None:
             self._normalize()
 
@@ -172,8 +172,8 @@ class codistributorChunks(SizedLayout):
         self._boxes = {lab: [_resolve(ch, g, lab, k) for k, ch in enumerate(chunks, start=1)]
                        for lab, chunks in self._raw.items()}
         # ownership: each chunk owns what no earlier chunk (in lab, then map order) covers
-        earlier: List[Box] = []
-        owned: Dict[int, List[List[Box]]] = {}
+        earlier: list[Box] = []
+        owned: dict[int, list[list[Box]]] = {}
         for lab, boxes in self._boxes.items():
             owned[lab] = []
             for box in boxes:
@@ -194,7 +194,7 @@ class codistributorChunks(SizedLayout):
 
     # ---- properties
     @property
-    def IndexMap(self) -> Dict[int, List[Tuple[slice, ...]]]:
+    def IndexMap(self) -> dict[int, list[tuple[slice, ...]]]:
         """``{lab: [tuple of slice(start, stop), ...]}``: resolved against GlobalSize when it
         is known, else as given (steps dropped, single chunks as one-element lists)."""
         if self._boxes is None:
@@ -212,7 +212,7 @@ class codistributorChunks(SizedLayout):
         return f"{_NAME}(IndexMap={{{m}}}, GlobalSize={self._gsize}, NumLabs={self._numlabs})"
 
     # ---- completion
-    def complete(self, gsize: Sequence[int], numlabs: int) -> "codistributorChunks":
+    def complete(self, gsize: Sequence[int], numlabs: int) -> codistributorChunks:
         """Copy with GlobalSize and NumLabs set (chunks resolved and checked against the size,
         lab numbers against ``numlabs``)."""
         g = check_gsize(gsize)
@@ -236,18 +236,18 @@ class codistributorChunks(SizedLayout):
         check_numlabs(numlabs)
         return True
 
-    def chunkSelections(self, lab: int, numlabs: int) -> List[Tuple[Selection, ...]]:
+    def chunkSelections(self, lab: int, numlabs: int) -> list[tuple[Selection, ...]]:
         """The slices of each chunk of ``lab``, in index-map order (``[]`` for a lab without chunks)."""
         c = self._ready(numlabs)
         lab = check_lab(lab, numlabs)
         return [tuple(slice(a, b) for a, b in zip(*box)) for box in c._boxes.get(lab, [])]
 
-    def ownedPieces(self, lab: int, numlabs: int) -> List[Piece]:
+    def ownedPieces(self, lab: int, numlabs: int) -> list[Piece]:
         """``(k, global, local)`` for the boxes ``lab`` owns: the parts of its chunk ``k`` that
         no earlier chunk (lab 1's first, in index-map order) covers, and their positions in it."""
         c = self._ready(numlabs)
         lab = check_lab(lab, numlabs)
-        out: List[Piece] = []
+        out: list[Piece] = []
         for k, (box, pieces) in enumerate(zip(c._boxes.get(lab, []), c._owned.get(lab, []))):
             for lo, hi in pieces:
                 glob = tuple(slice(a, b) for a, b in zip(lo, hi))
@@ -255,20 +255,20 @@ class codistributorChunks(SizedLayout):
                 out.append((k, glob, loc))
         return out
 
-    def localShape(self, lab: int, numlabs: int) -> Tuple[int, ...]:
+    def localShape(self, lab: int, numlabs: int) -> tuple[int, ...]:
         raise chunked_error("localShape", _NAME)
 
-    def localSelection(self, lab: int, numlabs: int) -> Tuple[Selection, ...]:
+    def localSelection(self, lab: int, numlabs: int) -> tuple[Selection, ...]:
         raise chunked_error("localSelection", _NAME)
 
-    def localIndices(self, lab: int, numlabs: int) -> Tuple[np.ndarray, ...]:
+    def localIndices(self, lab: int, numlabs: int) -> tuple[np.ndarray, ...]:
         raise chunked_error("localIndices", _NAME)
 
-    def globalIndices(self, dim: Optional[int] = None, lab: Optional[int] = None,
-                      numlabs: Optional[int] = None, *, axis: Optional[int] = None) -> np.ndarray:
+    def globalIndices(self, dim: int | None = None, lab: int | None = None,
+                      numlabs: int | None = None, *, axis: int | None = None) -> np.ndarray:
         raise chunked_error("globalIndices", _NAME)
 
-    def ownerOf(self, index: IndexLike, numlabs: int) -> Union[int, np.ndarray]:
+    def ownerOf(self, index: IndexLike, numlabs: int) -> int | np.ndarray:
         """Lab owning a global index (a full tuple; an int or int array for a 1-D array):
         the lab of the first chunk covering it."""
         c = self._ready(numlabs)
@@ -283,7 +283,7 @@ class codistributorChunks(SizedLayout):
         likes = index if isinstance(index, tuple) else (index,)
         return index_out(owner, *likes)
 
-    def holders(self, index: Any, numlabs: int) -> List[int]:
+    def holders(self, index: Any, numlabs: int) -> list[int]:
         """Every lab storing the element at a global index (sorted), owner included."""
         c = self._ready(numlabs)
         if any(np.ndim(x) for x in (index if isinstance(index, tuple) else (index,))):

@@ -12,7 +12,8 @@ lab's local part of a global array ``A``.
 from __future__ import annotations
 
 import math
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -64,8 +65,8 @@ class codistributor1d(LayoutBase):
     unsetDimension = None
     unsetPartition = None
 
-    def __init__(self, dim: Optional[int] = None, partition: Optional[Sequence[int]] = None,
-                 gsize: Optional[Sequence[int]] = None, *, axis: Optional[int] = None, halo: int = 0) -> None:
+    def __init__(self, dim: int | None = None, partition: Sequence[int] | None = None,
+                 gsize: Sequence[int] | None = None, *, axis: int | None = None, halo: int = 0) -> None:
         if not is_int(halo) or halo < 0:
             raise ValueError(f"halo must be a non-negative integer, got {halo!r}")
         self._halo = int(halo)
@@ -92,17 +93,17 @@ class codistributor1d(LayoutBase):
 
     # ---- properties
     @property
-    def Dimension(self) -> Optional[int]:
+    def Dimension(self) -> int | None:
         """Distribution dimension (1-based), or None if not yet known."""
         return self._dim
 
     @property
-    def Partition(self) -> Optional[list]:
+    def Partition(self) -> list | None:
         """Number of elements along Dimension stored by each lab, or None."""
         return None if self._partition is None else list(self._partition)
 
     @property
-    def GlobalSize(self) -> Optional[Tuple[int, ...]]:
+    def GlobalSize(self) -> tuple[int, ...] | None:
         """Global shape, or None if not yet known."""
         return self._gsize
 
@@ -112,7 +113,7 @@ class codistributor1d(LayoutBase):
         return self._halo
 
     @property
-    def NumLabs(self) -> Optional[int]:
+    def NumLabs(self) -> int | None:
         """Number of labs (``len(Partition)``) of a complete layout, else None."""
         return len(self._partition) if self.isComplete() else None
 
@@ -129,7 +130,7 @@ class codistributor1d(LayoutBase):
 
     # ---- static helpers
     @staticmethod
-    def defaultPartition(n: int, numlabs: Optional[int] = None) -> list:
+    def defaultPartition(n: int, numlabs: int | None = None) -> list:
         """Split ``n`` elements over ``numlabs`` labs (default: the labs of the running
         block, as MATLAB); the first ``n % numlabs`` get one extra.
 
@@ -154,13 +155,13 @@ class codistributor1d(LayoutBase):
         return len(g)
 
     @staticmethod
-    def _check_sum(part: list, dim: int, gsize: Tuple[int, ...]) -> None:
+    def _check_sum(part: list, dim: int, gsize: tuple[int, ...]) -> None:
         if sum(part) != gsize[dim - 1]:
             raise ValueError(f"partition {part} sums to {sum(part)} but dimension {dim} "
                              f"has size {gsize[dim - 1]}")
 
     # ---- completion
-    def complete(self, gsize: Sequence[int], numlabs: int) -> "codistributor1d":
+    def complete(self, gsize: Sequence[int], numlabs: int) -> codistributor1d:
         """Copy with Dimension, Partition and GlobalSize filled in for ``gsize`` on ``numlabs`` labs."""
         g = check_gsize(gsize)
         n = check_numlabs(numlabs)
@@ -188,7 +189,7 @@ class codistributor1d(LayoutBase):
         """True when Dimension, Partition and GlobalSize are all set."""
         return self._dim is not None and self._partition is not None and self._gsize is not None
 
-    def _ready(self, numlabs: int) -> "codistributor1d":
+    def _ready(self, numlabs: int) -> codistributor1d:
         n = check_numlabs(numlabs)
         if not self.isComplete():
             if self._gsize is None:
@@ -200,12 +201,12 @@ class codistributor1d(LayoutBase):
                              f"but numlabs is {n}")
         return self
 
-    def _bounds(self, lab: int) -> Tuple[int, int]:
+    def _bounds(self, lab: int) -> tuple[int, int]:
         p = self._partition
         start = sum(p[:lab - 1])
         return start, start + p[lab - 1]
 
-    def _stored(self, lab: int) -> Tuple[int, int]:
+    def _stored(self, lab: int) -> tuple[int, int]:
         """[start, stop) along Dimension of what ``lab`` stores: its partition range
         grown by the halo on both sides, clipped at the ends (an empty range stays empty)."""
         lo, hi = self._bounds(lab)
@@ -214,14 +215,14 @@ class codistributor1d(LayoutBase):
             return lo, hi
         return max(0, lo - w), min(self._gsize[self._dim - 1], hi + w)
 
-    def _stored_starts_sizes(self) -> Tuple[np.ndarray, np.ndarray]:
+    def _stored_starts_sizes(self) -> tuple[np.ndarray, np.ndarray]:
         """Per lab (index lab-1), the start and the size of the stored range along Dimension."""
         ranges = np.array([self._stored(k) for k in range(1, len(self._partition) + 1)], dtype=np.int64)
         return ranges[:, 0], ranges[:, 1] - ranges[:, 0]
 
     # ---- index math
-    def globalIndices(self, dim: Optional[int] = None, lab: Optional[int] = None,
-                      numlabs: Optional[int] = None, *, axis: Optional[int] = None) -> np.ndarray:
+    def globalIndices(self, dim: int | None = None, lab: int | None = None,
+                      numlabs: int | None = None, *, axis: int | None = None) -> np.ndarray:
         """0-based global indices along a dimension stored by ``lab`` (default: Dimension)."""
         if lab is None or numlabs is None:
             raise TypeError("globalIndices needs lab and numlabs")
@@ -233,7 +234,7 @@ class codistributor1d(LayoutBase):
         lo, hi = c._stored(lab)
         return np.arange(lo, hi, dtype=np.int64)
 
-    def localShape(self, lab: int, numlabs: int) -> Tuple[int, ...]:
+    def localShape(self, lab: int, numlabs: int) -> tuple[int, ...]:
         """Shape of the local part stored by ``lab`` (O(1): no index arrays)."""
         c = self._ready(numlabs)
         lab = check_lab(lab, numlabs)
@@ -242,11 +243,11 @@ class codistributor1d(LayoutBase):
         shape[c._dim - 1] = hi - lo
         return tuple(shape)
 
-    def localSelection(self, lab: int, numlabs: int) -> Tuple[slice, ...]:
+    def localSelection(self, lab: int, numlabs: int) -> tuple[slice, ...]:
         """Per-dimension slices of ``lab``'s part (the same as :meth:`localSlices`)."""
         return self.localSlices(lab, numlabs)
 
-    def localSlices(self, lab: int, numlabs: int) -> Tuple[slice, ...]:
+    def localSlices(self, lab: int, numlabs: int) -> tuple[slice, ...]:
         """The global region stored by ``lab`` as a tuple of slices."""
         c = self._ready(numlabs)
         lab = check_lab(lab, numlabs)
@@ -254,7 +255,7 @@ class codistributor1d(LayoutBase):
         sl[c._dim - 1] = slice(*c._stored(lab))
         return tuple(sl)
 
-    def ownedPieces(self, lab: int, numlabs: int) -> List[Piece]:
+    def ownedPieces(self, lab: int, numlabs: int) -> list[Piece]:
         """``[(0, global, local)]``: the partition range ``lab`` owns (the interior, without
         halo cells) and its positions in the stored part."""
         c = self._ready(numlabs)
@@ -267,7 +268,7 @@ class codistributor1d(LayoutBase):
         loc[c._dim - 1] = slice(lo - start, hi - start)
         return [(0, tuple(glob), tuple(loc))]
 
-    def _split(self, index: Any) -> Tuple[Optional[list], Any]:
+    def _split(self, index: Any) -> tuple[list | None, Any]:
         """(normalised index list or None, component along Dimension) for an index argument."""
         if isinstance(index, tuple):
             if len(index) != self._ndim():
@@ -278,7 +279,7 @@ class codistributor1d(LayoutBase):
             return full, index[self._dim - 1]
         return None, index
 
-    def ownerOf(self, index: IndexLike, numlabs: int) -> Union[int, np.ndarray]:
+    def ownerOf(self, index: IndexLike, numlabs: int) -> int | np.ndarray:
         """Lab (1-based) owning a global index: a full index tuple, or an index
         (int or int array) along the distributed dimension."""
         c = self._ready(numlabs)
@@ -287,7 +288,7 @@ class codistributor1d(LayoutBase):
         ends = np.cumsum(c._partition)
         return index_out(np.searchsorted(ends, a, side="right") + 1, i)
 
-    def globalToLocal(self, index: IndexLike, numlabs: int) -> Tuple[Any, Any]:
+    def globalToLocal(self, index: IndexLike, numlabs: int) -> tuple[Any, Any]:
         """``(lab, local_index)`` for a global index (tuple or along Dimension): the owning
         lab and the position in its stored part (with a halo, that part starts before the
         partition range). A tuple comes back as a tuple, other components bounds-checked
@@ -306,7 +307,7 @@ class codistributor1d(LayoutBase):
         full[c._dim - 1] = loc
         return lab, tuple(full)
 
-    def localToGlobal(self, lab: Union[int, np.ndarray], local_index: IndexLike,
+    def localToGlobal(self, lab: int | np.ndarray, local_index: IndexLike,
                       numlabs: int) -> Any:
         """Global index of ``local_index`` in ``lab``'s part (tuple or along Dimension; a
         position in the stored part, halo included). ``lab`` may be an int array (one lab
@@ -360,8 +361,8 @@ class codistributor2dbc(LayoutBase):
     row by row over the grid, 'col' column by column.
     """
 
-    def __init__(self, labgrid: Optional[Sequence[int]] = None, blocksize: int = 64,
-                 orientation: str = "row", gsize: Optional[Sequence[int]] = None) -> None:
+    def __init__(self, labgrid: Sequence[int] | None = None, blocksize: int = 64,
+                 orientation: str = "row", gsize: Sequence[int] | None = None) -> None:
         if labgrid is not None:
             g = list(labgrid)
             if len(g) != 2 or not all(is_int(x) and x >= 1 for x in g):
@@ -379,7 +380,7 @@ class codistributor2dbc(LayoutBase):
         self._gsize = None if gsize is None else self._check_2d(gsize)
 
     @staticmethod
-    def _check_2d(gsize: Any) -> Tuple[int, ...]:
+    def _check_2d(gsize: Any) -> tuple[int, ...]:
         g = check_gsize(gsize)
         if len(g) != 2:
             raise ValueError(f"codistributor2dbc distributes 2-D arrays only; got a "
@@ -387,7 +388,7 @@ class codistributor2dbc(LayoutBase):
         return g
 
     @property
-    def LabGrid(self) -> Optional[list]:
+    def LabGrid(self) -> list | None:
         """[rows, cols] of the lab grid, or None if not yet known."""
         return None if self._grid is None else list(self._grid)
 
@@ -400,11 +401,11 @@ class codistributor2dbc(LayoutBase):
         return self._orient
 
     @property
-    def GlobalSize(self) -> Optional[Tuple[int, ...]]:
+    def GlobalSize(self) -> tuple[int, ...] | None:
         return self._gsize
 
     @property
-    def NumLabs(self) -> Optional[int]:
+    def NumLabs(self) -> int | None:
         """Number of labs (rows * cols of LabGrid) of a complete layout, else None."""
         return self._grid[0] * self._grid[1] if self.isComplete() else None
 
@@ -417,14 +418,14 @@ class codistributor2dbc(LayoutBase):
                 f"Orientation={self._orient!r}, GlobalSize={self._gsize})")
 
     @staticmethod
-    def defaultLabGrid(n: Optional[int] = None) -> list:
+    def defaultLabGrid(n: int | None = None) -> list:
         """[r, n // r] with r the largest divisor of n (default: the labs of the running
         block) not above sqrt(n)."""
         n = check_numlabs(runtime.numlabs() if n is None else n)
         r = max(d for d in range(1, math.isqrt(n) + 1) if n % d == 0)
         return [r, n // r]
 
-    def complete(self, gsize: Sequence[int], numlabs: int) -> "codistributor2dbc":
+    def complete(self, gsize: Sequence[int], numlabs: int) -> codistributor2dbc:
         """Copy with LabGrid and GlobalSize filled in for ``gsize`` on ``numlabs`` labs."""
         g = self._check_2d(gsize)
         n = check_numlabs(numlabs)
@@ -441,7 +442,7 @@ class codistributor2dbc(LayoutBase):
         """True when LabGrid and GlobalSize are set."""
         return self._grid is not None and self._gsize is not None
 
-    def _ready(self, numlabs: int) -> "codistributor2dbc":
+    def _ready(self, numlabs: int) -> codistributor2dbc:
         n = check_numlabs(numlabs)
         if not self.isComplete():
             if self._gsize is None:
@@ -454,7 +455,7 @@ class codistributor2dbc(LayoutBase):
         return self
 
     # ---- grid coordinates
-    def gridCoords(self, lab: int, numlabs: int) -> Tuple[int, int]:
+    def gridCoords(self, lab: int, numlabs: int) -> tuple[int, int]:
         """0-based (grid row, grid column) of ``lab``."""
         c = self._ready(numlabs)
         lab = check_lab(lab, numlabs)
@@ -465,14 +466,14 @@ class codistributor2dbc(LayoutBase):
         r, q = self._grid
         return (pr * q + pc if self._orient == "row" else pc * r + pr) + 1
 
-    def _dim_map(self, i: np.ndarray, d: int) -> Tuple[np.ndarray, np.ndarray]:
+    def _dim_map(self, i: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
         """(grid coordinate, local index) of global indices ``i`` along dimension d (1 or 2)."""
         b, p = self._b, self._grid[d - 1]
         return (i // b) % p, (i // (b * p)) * b + i % b
 
     # ---- index math
-    def globalIndices(self, dim: Optional[int] = None, lab: Optional[int] = None,
-                      numlabs: Optional[int] = None, *, axis: Optional[int] = None) -> np.ndarray:
+    def globalIndices(self, dim: int | None = None, lab: int | None = None,
+                      numlabs: int | None = None, *, axis: int | None = None) -> np.ndarray:
         """0-based global row (dim=1) or column (dim=2) indices stored by ``lab``, in local order."""
         if lab is None or numlabs is None:
             raise TypeError("globalIndices needs lab and numlabs")
@@ -488,13 +489,13 @@ class codistributor2dbc(LayoutBase):
         """How many global indices along dimension d (1 or 2) grid coordinate ``coord`` holds."""
         return numroc(self._gsize[d - 1], self._b, coord, self._grid[d - 1])
 
-    def localShape(self, lab: int, numlabs: int) -> Tuple[int, ...]:
+    def localShape(self, lab: int, numlabs: int) -> tuple[int, ...]:
         """Shape of the local part stored by ``lab`` (arithmetic, no index arrays)."""
         c = self._ready(numlabs)
         pr, pc = c.gridCoords(lab, numlabs)
         return (c._count(1, pr), c._count(2, pc))
 
-    def localSelection(self, lab: int, numlabs: int) -> Tuple[Selection, ...]:
+    def localSelection(self, lab: int, numlabs: int) -> tuple[Selection, ...]:
         """Per dimension a slice when ``lab`` holds one contiguous run (a grid of one
         row/column, or at most one block), else the increasing index array."""
         c = self._ready(numlabs)
@@ -508,26 +509,26 @@ class codistributor2dbc(LayoutBase):
                 out.append(c.globalIndices(d, lab, numlabs))
         return tuple(out)
 
-    def _split(self, index: Any) -> Tuple[np.ndarray, np.ndarray]:
+    def _split(self, index: Any) -> tuple[np.ndarray, np.ndarray]:
         if not isinstance(index, tuple) or len(index) != 2:
             raise ValueError(f"codistributor2dbc needs a (row, col) index tuple, got {index!r}")
         return (normalize_index(index[0], self._gsize[0], 1),
                 normalize_index(index[1], self._gsize[1], 2))
 
-    def ownerOf(self, index: Tuple[Any, Any], numlabs: int) -> Union[int, np.ndarray]:
+    def ownerOf(self, index: tuple[Any, Any], numlabs: int) -> int | np.ndarray:
         """Lab (1-based) owning global element ``(i, j)`` (ints or broadcastable arrays)."""
         c = self._ready(numlabs)
         i, j = c._split(index)
         return index_out(c._lab_at(c._dim_map(i, 1)[0], c._dim_map(j, 2)[0]), *index)
 
-    def globalToLocal(self, index: Tuple[Any, Any], numlabs: int) -> Tuple[Any, Tuple[Any, Any]]:
+    def globalToLocal(self, index: tuple[Any, Any], numlabs: int) -> tuple[Any, tuple[Any, Any]]:
         """``(lab, (local_row, local_col))`` for global ``(i, j)``."""
         c = self._ready(numlabs)
         i, j = c._split(index)
         (pr, li), (pc, lj) = c._dim_map(i, 1), c._dim_map(j, 2)
         return index_out(c._lab_at(pr, pc), *index), (index_out(li, index[0]), index_out(lj, index[1]))
 
-    def localToGlobal(self, lab: int, local_index: Tuple[Any, Any], numlabs: int) -> Tuple[Any, Any]:
+    def localToGlobal(self, lab: int, local_index: tuple[Any, Any], numlabs: int) -> tuple[Any, Any]:
         """Global ``(i, j)`` of local ``(li, lj)`` in ``lab``'s part."""
         c = self._ready(numlabs)
         if not isinstance(local_index, tuple) or len(local_index) != 2:
@@ -561,8 +562,8 @@ class codistributor2dbc(LayoutBase):
 
 
 # --------------------------------------------------------------------------- factory
-Codistributor = Union[codistributor1d, codistributor2dbc]
-Layout = Union[codistributor1d, codistributor2dbc, codistributorBlocks, codistributorChunks]
+Codistributor = codistributor1d | codistributor2dbc
+Layout = codistributor1d | codistributor2dbc | codistributorBlocks | codistributorChunks
 _KINDS = {"1d": codistributor1d, "2dbc": codistributor2dbc, "blocks": codistributorBlocks,
           "chunks": codistributorChunks}
 

@@ -1,6 +1,6 @@
 """Moves between any two layouts, chunk by chunk: pure index math, no MPI.
 
-The layouts of issue 15 store more than one copy of some elements (halo cells, the
+The extended layouts store more than one copy of some elements (halo cells, the
 overlaps of a chunk map) and may give a lab several arrays (``isChunked``). Every layout
 says what a lab *stores* (``chunkSelections``: one tuple of per-dimension selections per
 stored array) and what it *owns* (``ownedPieces``: disjoint over all labs, covering the
@@ -12,7 +12,7 @@ the source is a partial value, so every stored array is a source.
 from __future__ import annotations
 
 import functools
-from typing import Any, List, NamedTuple, Tuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -28,11 +28,11 @@ class Move(NamedTuple):
     chunk ``dst_chunk`` of ``dst_lab`` (at ``dst_index``); ``shape`` is the region's."""
     src_lab: int
     src_chunk: int
-    src_index: Tuple[Selection, ...]
+    src_index: tuple[Selection, ...]
     dst_lab: int
     dst_chunk: int
-    dst_index: Tuple[Selection, ...]
-    shape: Tuple[int, ...]
+    dst_index: tuple[Selection, ...]
+    shape: tuple[int, ...]
 
     @property
     def size(self) -> int:
@@ -43,15 +43,15 @@ class Peer(NamedTuple):
     """What one lab exchanges with another (``peer``, 0-based rank): the moves it
     receives and sends, in the order both ends list them, and their element counts."""
     peer: int
-    recvs: List[Move]
-    sends: List[Move]
+    recvs: list[Move]
+    sends: list[Move]
     recv_size: int
     send_size: int
     recv_at: Any  # (chunk, slices) when the one received region is a box of slices, else None
     send_at: Any  # the same for the one sent region
 
 
-def _box(moves: List[Move], side: str) -> Any:
+def _box(moves: list[Move], side: str) -> Any:
     if len(moves) != 1:
         return None
     m = moves[0]
@@ -62,10 +62,10 @@ def _box(moves: List[Move], side: str) -> Any:
 class LabMoves(NamedTuple):
     """One lab's moves: ``sends[b-1]`` to lab b, ``recvs[a-1]`` from lab a, in the order
     both ends list them; ``own`` its moves to itself; ``peers`` the labs it exchanges with."""
-    sends: List[List[Move]]
-    recvs: List[List[Move]]
-    own: List[Move]
-    peers: List[Peer]
+    sends: list[list[Move]]
+    recvs: list[list[Move]]
+    own: list[Move]
+    peers: list[Peer]
 
 
 def sources(codist: Any, lab: int, n: int, combine: bool) -> list:
@@ -87,7 +87,7 @@ def compose(outer: Selection, pos: Selection) -> Selection:
     return np.asarray(outer, dtype=np.int64)[pos]
 
 
-def pair_moves(src: Any, dst: Any, n: int, a: int, b: int, combine: bool, refresh: bool) -> List[Move]:
+def pair_moves(src: Any, dst: Any, n: int, a: int, b: int, combine: bool, refresh: bool) -> list[Move]:
     """The moves from lab ``a`` (layout ``src``) to lab ``b`` (layout ``dst``). With
     ``refresh`` (``src`` is ``dst``: a halo or overlap update) a piece is not copied onto
     itself."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -56,7 +56,7 @@ class Ownership:
     owners: np.ndarray
     kind: str  # "1d", "2dbc", "blocks" or "chunks"
     numlabs: int
-    shared: Optional[np.ndarray] = None
+    shared: np.ndarray | None = None
     label: str = ""
 
 
@@ -93,7 +93,7 @@ def ownership(codist: Any, shape: tuple[int, ...] | None = None) -> Ownership:
         if partition is None or dim is None:
             raise ValueError("plot_layout needs a complete codistributor1d (its Partition and Dimension set)")
         edges, labs = _runs_1d(list(partition))
-        whole = lambda n: np.array([0, n], dtype=np.int64)  # noqa: E731
+        whole = lambda n: np.array([0, n], dtype=np.int64)
         if len(size) == 1 or dim == 2:
             return Ownership(size, whole(rows), edges, labs[None, :], "1d", len(partition))
         return Ownership(size, edges, whole(cols), labs[:, None], "1d", len(partition))
@@ -158,7 +158,7 @@ def _pieces(codist: Any, size: tuple[int, ...]) -> Ownership:
     which blocks more than one lab stores (``chunkSelections``)."""
     c = _complete(codist, size)
     n = c.NumLabs
-    as2d = (lambda sel: ((slice(0, 1),) + tuple(sel))) if len(size) == 1 else tuple  # noqa: E731
+    as2d = (lambda sel: ((slice(0, 1),) + tuple(sel))) if len(size) == 1 else tuple
     full = (1, size[0]) if len(size) == 1 else size
     owned = {lab: [as2d(g) for _, g, _ in c.ownedPieces(lab, n)] for lab in range(1, n + 1)}
     stored = {lab: [as2d(s) for s in c.chunkSelections(lab, n)] for lab in range(1, n + 1)}

@@ -6,7 +6,8 @@ new part, per dimension, as slices where the indices are contiguous;
 """
 from __future__ import annotations
 
-from typing import NamedTuple, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -27,12 +28,12 @@ class Transfer(NamedTuple):
     """
     src_lab: int
     dst_lab: int
-    src_index: Tuple[Selection, ...]
-    dst_index: Tuple[Selection, ...]
-    global_index: Tuple[Selection, ...]
+    src_index: tuple[Selection, ...]
+    dst_index: tuple[Selection, ...]
+    global_index: tuple[Selection, ...]
 
     @property
-    def shape(self) -> Tuple[int, ...]:
+    def shape(self) -> tuple[int, ...]:
         return tuple(sel_len(a) for a in self.global_index)
 
     @property
@@ -40,7 +41,7 @@ class Transfer(NamedTuple):
         return int(np.prod(self.shape, dtype=np.int64))
 
 
-def intersect(gs: Selection, gd: Selection) -> Tuple[Selection, Selection, Selection]:
+def intersect(gs: Selection, gd: Selection) -> tuple[Selection, Selection, Selection]:
     """(common global, positions in gs, positions in gd) of two increasing index sets."""
     if isinstance(gs, slice) and isinstance(gd, slice):
         lo, hi = max(gs.start, gd.start), min(gs.stop, gd.stop)
@@ -57,7 +58,7 @@ def intersect(gs: Selection, gd: Selection) -> Tuple[Selection, Selection, Selec
 
 
 def transfer_regions(src: Codistributor, dst: Codistributor, numlabs: int,
-                     gsize: Optional[Sequence[int]] = None, *, lab: Optional[int] = None) -> list:
+                     gsize: Sequence[int] | None = None, *, lab: int | None = None) -> list:
     """:func:`transfer_plan` with slices wherever the indices are contiguous (1-D
     layouts need no index arrays at all; 2dbc dimensions use arrays of their length)."""
     n = check_numlabs(numlabs)
@@ -87,7 +88,7 @@ def transfer_regions(src: Codistributor, dst: Codistributor, numlabs: int,
 
 
 def transfer_plan(src: Codistributor, dst: Codistributor, numlabs: int,
-                  gsize: Optional[Sequence[int]] = None, *, lab: Optional[int] = None) -> list:
+                  gsize: Sequence[int] | None = None, *, lab: int | None = None) -> list:
     """Exchange plan for redistributing from layout ``src`` to layout ``dst``.
 
     Returns ``plan`` with ``plan[s-1][d-1]`` the :class:`Transfer` from lab s to

@@ -9,7 +9,7 @@ indices come in evenly spaced runs (block-cyclic layouts) instead of fancy index
 from __future__ import annotations
 
 import itertools
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -30,7 +30,7 @@ def sel_array(s: Selection) -> np.ndarray:
 
 
 
-def as_slice(ix: Selection) -> Optional[slice]:
+def as_slice(ix: Selection) -> slice | None:
     """A selection as a slice when it is one contiguous range, else None."""
     if isinstance(ix, slice):
         return ix
@@ -119,10 +119,10 @@ class RegionCopy:
 
     def __init__(self, dst_index: Sequence, src_index: Sequence, dst_shape: Sequence[int],
                  src_shape: Sequence[int]) -> None:
-        full = lambda ix, n: slice(0, n) if ix is None else ix  # noqa: E731
+        full = lambda ix, n: slice(0, n) if ix is None else ix
         self.dst_index = [full(ix, n) for ix, n in zip(dst_index, dst_shape)]
         self.src_index = [full(ix, n) for ix, n in zip(src_index, src_shape)]
-        self.combos: Optional[list] = []
+        self.combos: list | None = []
         groups, count = [], 1
         for d, (si, di) in enumerate(zip(self.src_index, self.dst_index)):
             if sel_len(si) != sel_len(di):

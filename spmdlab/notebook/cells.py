@@ -16,8 +16,9 @@ import ast
 import shlex
 import sys
 from collections import ChainMap
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, MutableMapping, TextIO
+from typing import Any, TextIO
 
 from ..client.blocksource import Body, check, names_read, names_written
 from ..client.composite import Composite

@@ -9,10 +9,12 @@ to the client is indexing it; copying to the labs stores the value under a fresh
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, ContextManager
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import labs_words
 from ..protocol.messages import Set
+from ..protocol.seam import Pool
 
 __all__ = ["CopyError", "value_from_lab", "lab2client_message", "send_to_labs", "client2lab_message", "TMP"]
 
@@ -37,8 +39,9 @@ def lab2client_message(labvar: str, lab: int, clientvar: str) -> str:
     return f"{labvar} from lab {lab} is now client variable {clientvar}."
 
 
-def send_to_labs(pool: Any, value: Any, labs: list[int], labvar: str,
-                 bind: Callable[[str, dict[str, int]], Any], guard: ContextManager[Any] | None = None) -> Any:
+def send_to_labs(pool: Pool, value: Any, labs: list[int], labvar: str,
+                 bind: Callable[[str, dict[str, int]], Any],
+                 guard: contextlib.AbstractContextManager[Any] | None = None) -> Any:
     """Store ``value`` on ``labs`` (holding ``guard``, the front end's lock on its pool,
     while the requests go out) and bind it to ``labvar`` there: ``bind(source, refs)``
     runs the binding block (``refs``: the stored value's key by name) and its result is

@@ -14,7 +14,7 @@ import io
 import re
 import tokenize
 import warnings
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 INDENT = "    "
 _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.FunctionDef,

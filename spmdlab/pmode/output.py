@@ -14,7 +14,8 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 from spmdlab.errors import labs_label
 

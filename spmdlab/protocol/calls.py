@@ -6,7 +6,8 @@ name them, and nothing here imports MPI at import time.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["MAX_TUPLE", "Ref", "Outputs", "map_leaves", "fill", "split", "call_method", "get_attr", "ufunc_method"]
 

@@ -195,7 +195,7 @@ class Block:
     renew_comm: bool = False
     frees: tuple = ()
 
-    def stamped(self, epoch: int, renew_comm: bool, frees: tuple) -> "Block":
+    def stamped(self, epoch: int, renew_comm: bool, frees: tuple) -> Block:
         """This block as the pool sends it."""
         return stamp(self, epoch=epoch, renew_comm=renew_comm, frees=frees)
 

@@ -21,10 +21,11 @@ from typing import Any
 import numpy as np
 
 from .messages import Input, Summary
+from .seam import Pool
 
 __all__ = ["input_spec", "is_handle", "summarize", "describe"]
 
-def input_spec(value: Any, pool: Any) -> Input:
+def input_spec(value: Any, pool: Pool) -> Input:
     """How the client value ``value`` enters a block on ``pool``."""
     if isinstance(value, types.ModuleType) and value.__name__ != "__main__":
         return Input("mod", value.__name__)

@@ -105,7 +105,7 @@ class Checker:
         except exc as e:
             if not re.search(pattern, str(e)):
                 self.fail(label, f"{type(e).__name__} message {str(e)!r} does not match {pattern!r}")
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             self.fail(label, f"expected {exc.__name__}, got {type(e).__name__}: {e}")
         else:
             self.fail(label, f"expected {exc.__name__}, nothing raised")

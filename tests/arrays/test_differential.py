@@ -138,7 +138,7 @@ def _outcome(fn, X, case):
             return "ok", fn(X, case)
     except NotImplementedError as exc:
         return "unsupported", exc
-    except Exception as exc:  # noqa: BLE001 - compared with numpy's
+    except Exception as exc:
         return "error", exc
 
 

@@ -432,10 +432,10 @@ def memory_probe(n, what):
     tm.start()
     if what == "fft2":
         D = codistributed.rand(n, n, seed=1) + 0j  # complex128, by columns
-        f = lambda: np.fft.fft2(D)  # noqa: E731
+        f = lambda: np.fft.fft2(D)
     else:
         D = codistributed.rand(1, n * n, seed=1).ravel() + 0j
-        f = lambda: np.fft.fft(D)  # noqa: E731
+        f = lambda: np.fft.fft(D)
     fb.clear_cache()  # the exchange buffer slab transposes keep counts as new memory
     part = getLocalPart(D).nbytes
     from spmdlab.lab import comm

@@ -69,7 +69,7 @@ def layouts(shape: tuple, n: int) -> dict:
     # several disjoint chunks per lab: 2n strips along the last dimension, lab k the k-th from each end
     m = shape[-1]
     edges = [round(i * m / (2 * n)) for i in range(2 * n + 1)]
-    strip = lambda i: (slice(None),) * (nd - 1) + (slice(edges[i], edges[i + 1]),)  # noqa: E731
+    strip = lambda i: (slice(None),) * (nd - 1) + (slice(edges[i], edges[i + 1]),)
     out["chunks-multi"] = codistributorChunks({k: [strip(k - 1), strip(2 * n - k)] for k in range(1, n + 1)}, shape)
     return out
 

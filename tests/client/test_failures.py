@@ -110,7 +110,7 @@ def test_lab_death_is_reported_and_a_fresh_pool_follows(how, status):
     start = time.monotonic()
     with pytest.raises(LabDiedError) as info:
         with spmd(pool=pool):
-            import ctypes  # noqa: F401
+            import ctypes
             if labindex() == 2:
                 exec(how, {"os": os, "signal": signal, "ctypes": ctypes})
             labBarrier()

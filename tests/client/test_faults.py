@@ -141,7 +141,7 @@ def test_c_a_client_value_the_labs_cannot_unpickle_names_the_module(pool2, tmp_p
         thing = clientonly_mod.Thing()
         with pytest.raises(SpmdError) as info:
             with spmd(pool=pool2):
-                got = thing  # noqa: F841
+                got = thing
         assert str(info.value) == (
             "Error detected on labs 1 and 2:\nSpmdError: the lab could not unpickle what the client sent: "
             "ModuleNotFoundError: No module named 'clientonly_mod'")
@@ -157,7 +157,7 @@ def test_c_a_client_value_the_labs_cannot_unpickle_names_the_module(pool2, tmp_p
         lock = threading.Lock()
         with pytest.raises(TypeError) as info:
             with spmd(pool=pool2):
-                got = lock  # noqa: F841
+                got = lock
         assert str(info.value) == "spmd cannot send 'lock' (a lock) to the labs: cannot pickle '_thread.lock' object"
         still_works(pool2)
     finally:
@@ -237,7 +237,7 @@ def test_e_labsend_of_a_large_array_to_oneself_then_receive(pool2):
 
 def _inner():
     with spmd():
-        z = 1  # noqa: F841
+        z = 1
     return 0
 
 

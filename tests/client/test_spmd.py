@@ -36,7 +36,7 @@ def test_design_seed_example(pool4):
 def test_values_modules_functions_lambdas_classes_go_in(pool4):
     offset = 7
     arr = np.arange(6).reshape(2, 3)
-    square = lambda v: v ** 2  # noqa: E731
+    square = lambda v: v ** 2
     point = Point(3)
     with spmd(pool=pool4):
         a = offset + labindex()
@@ -124,10 +124,10 @@ def test_spmd_m_n_and_bad_counts(pool4):
     assert k[1] == 4
     with pytest.raises(ValueError, match="spmd\\(5\\) needs 5 labs but the pool has 4"):
         with spmd(5, pool=pool4):
-            z = 1  # noqa: F841
+            z = 1
     with pytest.raises(ValueError, match="at least 6 labs"):
         with spmd(6, 9, pool=pool4):
-            z = 1  # noqa: F841
+            z = 1
     with pytest.raises(ValueError, match="exceeds the maximum"):
         spmd(3, 2)
     with pytest.raises(ValueError, match="whole numbers"):

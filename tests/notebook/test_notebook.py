@@ -18,7 +18,7 @@ TOUR = os.path.join(ROOT, "examples", "notebook_tour.ipynb")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def run_notebook(path: str, tmp_path, monkeypatch) -> "nbformat.NotebookNode":
+def run_notebook(path: str, tmp_path, monkeypatch) -> nbformat.NotebookNode:
     kernels = tmp_path / "jupyter" / "kernels" / "spmdlab-test"
     kernels.mkdir(parents=True)
     spec = {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],

@@ -40,7 +40,7 @@ class Repl:
     from where the last match ended; prompt_toolkit's cursor-position requests are answered
     so it draws its toolbar as in a real terminal."""
 
-    live: list["Repl"] = []  # closed after each test, passed or failed (see the fixture below)
+    live: list[Repl] = []  # closed after each test, passed or failed (see the fixture below)
 
     def __init__(self, argv: list[str], env: dict[str, str], size: tuple[int, int] = (40, 120)):
         Repl.live.append(self)

@@ -878,3 +878,11 @@ def test_lab_hint_for_client_habits(source, start):
     hint = commands.lab_hint(source)
     assert (hint is None) if start is None else hint.startswith(start)
 
+
+def test_the_fake_pool_is_a_pool_at_the_seams():
+    """The REPL's fake pool implements the Pool Protocol the seams are typed with, as the
+    client's Pool does (mypy checks that one where gcp()'s pool is passed)."""
+    from spmdlab.protocol.seam import Pool
+
+    assert isinstance(FakePool(), Pool)
+    assert not isinstance(object(), Pool)

@@ -1,4 +1,4 @@
-"""Distributed FFTs of codistributed arrays, without gathering (DESIGN §7, issue 13).
+"""Distributed FFTs of codistributed arrays, without gathering (DESIGN §7).
 
 numpy's ``np.fft`` functions work on codistributed arrays through ``__array_function__``
 (``HANDLERS``, consulted by ``CodistOps``), with numpy's ``n``/``s``, ``axis``/``axes``,

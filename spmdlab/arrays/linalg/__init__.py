@@ -1,4 +1,4 @@
-"""Dense linear algebra on codistributed matrices (issue 12).
+"""Dense linear algebra on codistributed matrices.
 
 Public functions under MATLAB's names (``mldivide``, ``mrdivide``, ``lu``, ``chol``,
 ``inv``, ``det``) and :data:`HANDLERS`, the table mapping numpy functions

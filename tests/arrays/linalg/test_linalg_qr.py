@@ -146,7 +146,7 @@ class Checker:
         except exc as e:
             if not re.search(pattern, str(e)):
                 self.bad.append(f"{label}: message {str(e)!r} does not match {pattern!r}")
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             self.bad.append(f"{label}: expected {exc.__name__}, got {type(e).__name__}: {e}")
         else:
             self.bad.append(f"{label}: nothing raised")
