@@ -47,15 +47,16 @@ def _dtype(what: str, *xs: Any) -> np.dtype:
     """numpy.linalg's result type: integers and bools become float64; float16 and
     long double are refused, as numpy refuses them."""
     dts = [np.dtype(x.dtype) if hasattr(x, "dtype") else np.asarray(x).dtype for x in xs]
+    dts = [d.newbyteorder("=") if d.kind in "biufc" else d for d in dts]  # numpy takes any byte order
     for d in dts:
         if d.kind not in "biufc":
             raise TypeError(f"{what}: array type {d} is not supported (numbers only)")
         if d.kind in "fc" and d not in _LAPACK_TYPES:
             raise TypeError(f"{what}: array type {d} is unsupported in linalg "
                             "(use float32, float64, complex64 or complex128)")
+    if any(d.kind in "biu" for d in dts):  # numpy.linalg: integers and bools make it double
+        dts.append(np.dtype(np.float64))
     dt = np.result_type(*dts)
-    if dt.kind in "biu":
-        return np.dtype(np.float64)
     if dt not in _LAPACK_TYPES:
         raise TypeError(f"{what}: array type {dt} is unsupported in linalg")
     return dt
@@ -386,9 +387,14 @@ def chol(A: Any, triangle: str = "upper") -> Any:
 
 
 def cholesky(a: Any, /, *, upper: bool = False) -> Any:
-    """``np.linalg.cholesky``: lower L with ``L L^H = a`` (``upper=True``: ``L^H``)."""
-    L = _chol_lower(a, "numpy.linalg.cholesky", numpy_name=True)
-    return _ctrans(L) if upper else L
+    """``np.linalg.cholesky``: lower L with ``L L^H = a`` from a's lower triangle
+    (``upper=True``: upper U with ``U^H U = a`` from a's upper triangle, as numpy)."""
+    what = "numpy.linalg.cholesky"
+    if not upper:
+        return _chol_lower(a, what, numpy_name=True)
+    _square(a, what, True)
+    D = a if isinstance(a, codistributed) else to_2dbc(a, what)
+    return _ctrans(_chol_lower(_ctrans(D), what, numpy_name=True))
 
 
 # --------------------------------------------------------------------------- inverse, determinant

@@ -202,8 +202,8 @@ def _tri(m: Any, k: int, upper: bool, what: str) -> codistributed:
     rows, cols = _idx(m, m.ndim - 1), _idx(m, m.ndim)
     d = cols[None, :] - rows[:, None]
     keep = d >= k if upper else d <= k
-    out = np.where(keep, L, np.zeros(1, dtype=L.dtype))
-    return build(out.astype(L.dtype, copy=False), getCodistributor(m))
+    out = np.where(keep, L, np.zeros(1, dtype=L.dtype))  # native byte order, as numpy's
+    return build(out.astype(L.dtype.newbyteorder("="), copy=False), getCodistributor(m))
 
 
 def np_triu(m: Any, k: int = 0) -> codistributed:

@@ -224,7 +224,7 @@ def _x_result(x: np.ndarray, vector: bool) -> codistributed:
 
 def _out_dtype(A: codistributed, B: Any) -> np.dtype:
     bt = B.dtype if is_codist(B) else np.asarray(B).dtype
-    return np.result_type(A.dtype, linalg_dtype(bt, "lstsq"))
+    return np.result_type(linalg_dtype(A.dtype, "lstsq"), linalg_dtype(bt, "lstsq"))
 
 
 def _ls_tall_tsqr(A: codistributed, B: Any, vector: bool, rcond: Optional[float], full: bool,
