@@ -187,6 +187,29 @@ def _reflected(op):
     return method
 
 
+def _cast_probe(op, dtype: np.dtype, other: Any) -> None:
+    """numpy's casting error for ``D op= other`` raised at the client, before the labs run:
+    the same operation on one element of each dtype (a Python scalar as it is, NEP 50)."""
+    if op is operator.imatmul:
+        return
+    if isinstance(other, distributed) or isinstance(other, np.ndarray):
+        other = np.zeros(1, dtype=other.dtype)
+    elif not np.isscalar(other):
+        return
+    with np.errstate(all="ignore"):
+        op(np.zeros(1, dtype=dtype), other)
+
+
+def _inplace(op):
+    def method(self, other):
+        _cast_probe(op, self.dtype, other)
+        _run(op, (self, other))  # the labs update their parts in place
+        return self
+
+    method.__name__ = f"__{op.__name__.strip('_')}__"
+    return method
+
+
 def _unary(op):
     def method(self):
         return _run(op, (self,))
@@ -420,7 +443,9 @@ class distributed:
         return result
 
     def __array_function__(self, func, types, args, kwargs):
-        return _run(func, args, kwargs, tuples=True)
+        result = _run(func, args, kwargs, tuples=True)
+        out = kwargs.get("out")
+        return out if isinstance(out, distributed) else result  # the labs wrote into out
 
     def __getitem__(self, index):
         return _run(operator.getitem, (self, index))
@@ -520,6 +545,7 @@ for _name, _op in [("add", operator.add), ("sub", operator.sub), ("mul", operato
                    ("lshift", operator.lshift), ("rshift", operator.rshift)]:
     setattr(distributed, f"__{_name}__", _binary(_op))
     setattr(distributed, f"__r{_name}__", _reflected(_op))
+    setattr(distributed, f"__i{_name}__", _inplace(getattr(operator, f"i{_name.rstrip('_')}")))
 for _name, _op in [("lt", operator.lt), ("le", operator.le), ("eq", operator.eq),
                    ("ne", operator.ne), ("gt", operator.gt), ("ge", operator.ge)]:
     setattr(distributed, f"__{_name}__", _binary(_op))

@@ -26,6 +26,7 @@ from .base import Chunks, CodistArray, is_plain, parts_of
 from .reshard import plain, reshard
 
 __all__ = ["needs_adapting", "plain_args", "on_plain", "chunkwise", "adapted_call", "on_elementwise", "assign",
+           "assign_out",
            "on_inplace", "restore"]
 
 
@@ -140,6 +141,19 @@ def assign(D: CodistArray, value: CodistArray) -> None:
             np.copyto(mine, new, casting="unsafe")
     if D._mode != "replica":
         del D._mode  # back to the class's 'replica'
+
+
+def assign_out(out: CodistArray, result: Any, what: str) -> CodistArray:
+    """``out=`` for an ``out`` in a layout the operation cannot write into: ``result``
+    (computed without it) written into ``out``'s own arrays, with numpy's checks."""
+    if not isinstance(result, CodistArray) or tuple(result.shape) != tuple(out.shape):
+        raise ValueError(f"{what}: out= has shape {tuple(out.shape)}, the result has "
+                         f"{tuple(np.shape(result))}")
+    if not np.can_cast(result.dtype, out.dtype, "same_kind"):
+        raise TypeError(f"{what}: Cannot cast the result from dtype('{result.dtype}') to the out= "
+                        f"dtype('{out.dtype}') with casting rule 'same_kind'")
+    assign(out, result)
+    return out
 
 
 def on_inplace(fn: Optional[Callable], method: Callable) -> Callable:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .adapt import assign, chunkwise, needs_adapting, on_elementwise, on_inplace, on_plain, plain_args, restore
+from .adapt import assign, assign_out, chunkwise, needs_adapting, on_elementwise, on_inplace, on_plain, plain_args, restore
 from .base import NOVALUE, CodistArray, layout_text, parts_of
 from .elementwise import binary_op, elementwise, inplace_op, is_operand, np_clip, np_round, ufunc_call, unary_op
 from .indexing import getitem, setitem
@@ -96,7 +96,7 @@ class CodistOps(CodistArray):
                 assign(o, r)
             else:
                 np.copyto(o, r)
-        return out
+        return outs[0] if len(outs) == 1 else outs  # the given array itself, as numpy
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         handler = lookup(func)
@@ -105,6 +105,10 @@ class CodistOps(CodistArray):
                 f"numpy.{getattr(func, '__name__', func)} is not supported for codistributed "
                 f"arrays ({layout_text(self._codist)}); use gather(D) for a numpy array, or "
                 "getLocalPart(D) for this lab's part")
+        out = kwargs.get("out")
+        if needs_adapting(out):  # computed on plain arrays, then written into out's own arrays
+            result = on_plain(handler)(*args, **{k: v for k, v in kwargs.items() if k != "out"})
+            return assign_out(out, result, f"numpy.{getattr(func, '__name__', func)}")
         return on_plain(handler)(*args, **kwargs)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
