@@ -314,7 +314,8 @@ def solve_triangular(T: Any, B: Any, lower: bool = False, unit_diagonal: bool = 
     dt = _dtype(what, T, B)
     w = _Work(T, dt, what)
     wb, vec = _rhs(B, n, w, dt, what)
-    if not unit_diagonal and _zero_diagonal(w, what):
+    empty = 0 in _shape(B)  # no right-hand sides: scipy returns the empty solution unchecked
+    if not unit_diagonal and not empty and _zero_diagonal(w, what):
         raise np.linalg.LinAlgError(f"{what}: singular matrix: a diagonal entry is zero")
     trsm(w.a, w.G, wb.a, wb.G, lower=bool(lower), unit=bool(unit_diagonal), what=what)
     return _out(wb, vec)

@@ -49,6 +49,7 @@ from .qrbase import (
     layout_labs,
     linalg_dtype,
     local_rows_of,
+    real_dtype,
     replicated_to_codist,
     rows_of,
 )
@@ -386,6 +387,22 @@ def _vector_to_column(b: codistributed, what: str) -> codistributed:
     return _build(getLocalPart(br).reshape(-1, 1), codistributor1d(1, p, (b.shape[0], 1)))
 
 
+def _ls_empty(B: Any, shape: Tuple[int, int], vector: bool, dt: np.dtype, full: bool, what: str) -> Any:
+    """A with no rows or no columns: x = 0 (n x nrhs); numpy's residuals ``|b|^2`` per
+    column when m > n = 0, no singular values, rank 0."""
+    m, n = shape
+    x = replicated_to_codist(np.zeros((n,) if vector else (n, B.shape[1]), dtype=dt))
+    if not full:
+        return x
+    rdt = real_dtype(dt)
+    if m > 0:
+        Bf = _gather_small(B, what) if is_codist(B) else np.asarray(B)
+        resid = (np.abs(Bf.reshape(m, -1)) ** 2).sum(axis=0).astype(rdt)
+    else:
+        resid = np.empty(0, dtype=rdt)
+    return x, resid, 0, np.empty(0, dtype=rdt)
+
+
 def lstsq(A: Any, B: Any, rcond: Optional[float] = None, *, full_output: bool = True) -> Any:
     """Least squares ``min ||A x - B||`` (numpy's ``np.linalg.lstsq``; see the module
     docstring for the algorithms, the result layouts and ``full_output=False``)."""
@@ -396,6 +413,8 @@ def lstsq(A: Any, B: Any, rcond: Optional[float] = None, *, full_output: bool = 
     _, p = here()
     out_dt = _out_dtype(A, B)
     A = A if A.dtype == out_dt else A.astype(out_dt)
+    if m == 0 or n == 0:
+        return _ls_empty(B, (m, n), vector, out_dt, full_output, what)
     if m >= n and tall_skinny((m, n), p):
         return _ls_tall_tsqr(A, B, vector, rcond, full_output, what)
     if m < n and tall_skinny((n, m), p):
