@@ -422,7 +422,7 @@ _INPLACE = {"__iadd__": np.add, "__isub__": np.subtract, "__imul__": np.multiply
             "__ifloordiv__": np.floor_divide, "__imod__": np.remainder, "__ipow__": np.power,
             "__iand__": np.bitwise_and, "__ior__": np.bitwise_or, "__ixor__": np.bitwise_xor,
             "__ilshift__": np.left_shift, "__irshift__": np.right_shift}
-for _name, _fn in {"__abs__": np.absolute, "conj": np.conjugate, "conjugate": np.conjugate}.items():
+for _name, _fn in {"__abs__": np.absolute, "conj": np.ndarray.conj, "conjugate": np.ndarray.conj}.items():
     setattr(CodistOps, _name, on_elementwise(_fn, getattr(CodistOps, _name)))
 for _name, _fn in {"real": np.real, "imag": np.imag}.items():
     setattr(CodistOps, _name, property(on_elementwise(_fn, getattr(CodistOps, _name).fget)))

@@ -20,7 +20,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..array import codistributed, getCodistributor, getLocalPart, globalIndices
-from .qrbase import allgather_small, build, combine_sum, is_codist, layout_labs, real_dtype
+from .qrbase import allgather_small, build, combine_sum, is_codist, layout_labs, real_dtype, replicated_to_codist
 from .svd import singular_values
 
 __all__ = ["np_norm", "np_vector_norm", "np_matrix_norm", "norm", "np_trace", "trace", "np_triu", "np_tril", "triu", "tril"]
@@ -121,7 +121,8 @@ def _axes(axis: Any, nd: int) -> Optional[tuple]:
 
 def np_norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
     """``np.linalg.norm`` of a codistributed array (whole-array norms; ``axis`` may name
-    all axes in order). The result is a replicated numpy scalar (array with keepdims)."""
+    all axes in order). The result is a replicated numpy scalar (with keepdims a
+    codistributed array of ones' shape, as the reductions give)."""
     what = "numpy.linalg.norm"
     layout_labs(x, what)
     nd = x.ndim
@@ -140,7 +141,7 @@ def np_norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -
         r = _matrix_norm(x, ord, what, rt)
     else:
         raise ValueError("Improper number of dimensions to norm.")
-    return np.full((1,) * nd, r, dtype=rt) if keepdims else r
+    return replicated_to_codist(np.full((1,) * nd, r, dtype=rt)) if keepdims else r
 
 
 def np_vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:
@@ -151,12 +152,13 @@ def np_vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: 
     if ax is not None and sorted(ax) != list(range(nd)):
         return np_norm(x, ord, axis, keepdims)  # (raises: norms along some axes)
     r = np_norm(x if nd == 1 else x.reshape(-1), ord)
-    return np.full((1,) * nd, r, dtype=np.asarray(r).dtype) if keepdims else r
+    return replicated_to_codist(np.full((1,) * nd, r, dtype=np.asarray(r).dtype)) if keepdims else r
 
 
 def np_matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
     """``np.linalg.matrix_norm``: the norm of each matrix of a stack (the last two
-    dimensions), one distributed matrix norm after another; a replicated numpy result."""
+    dimensions), one distributed matrix norm after another; a codistributed result in the
+    default layout of the stack's shape (as a reduction along axes)."""
     if x.ndim < 2:
         raise np.exceptions.AxisError(-2, x.ndim)
     if x.ndim == 2:
@@ -165,7 +167,7 @@ def np_matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> An
     vals = [np_norm(x[idx], ord) for idx in np.ndindex(*lead)]
     dt = np.result_type(*vals) if vals else (real_dtype(x.dtype) if x.dtype.kind in "fc" else np.dtype(np.float64))
     r = np.array(vals, dtype=dt).reshape(lead)
-    return r.reshape(lead + (1, 1)) if keepdims else r
+    return replicated_to_codist(r.reshape(lead + (1, 1)) if keepdims else r)
 
 
 def norm(X: Any, p: Any = 2) -> Any:
