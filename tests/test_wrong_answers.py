@@ -445,3 +445,54 @@ def test_conj_keeps_dtype_and_byteorder_on_every_layout(dtype):
         for got in (codistributed(X, cd).conj(), codistributed(X, cd).conjugate()):
             assert got.dtype.str == X.conj().dtype.str, name
             np.testing.assert_array_equal(gather(got), X.conj())
+
+
+@pytest.mark.nompi
+@pytest.mark.parametrize("dtype", [">f4", ">c8", "float32"])
+def test_norm_of_big_endian_single_precision_is_single(dtype):
+    X = np.arange(6).reshape(2, 3).astype(dtype)
+    for fn in (lambda a: np.linalg.norm(a), lambda a: np.linalg.norm(a, 1),
+               lambda a: np.linalg.vector_norm(a, ord=3)):
+        assert fn(codistributed(X)).dtype == fn(X).dtype
+
+
+@pytest.mark.nompi
+def test_lstsq_rank_is_numpys_int32():
+    A, b = np.arange(6.0).reshape(3, 2) + np.eye(3, 2), np.ones(3)
+    for shape in ((3, 2), (0, 2)):
+        A = A[:shape[0]]
+        rank = np.linalg.lstsq(codistributed(A), codistributed(b[:shape[0]]))[2]
+        want = np.linalg.lstsq(A, b[:shape[0]])[2]
+        assert type(rank) is type(want) and rank == want
+
+
+@pytest.mark.nompi
+def test_matrix_norm_checks_the_order_of_an_empty_stack():
+    with pytest.raises(ValueError, match="Invalid norm order for matrices"):
+        np.linalg.matrix_norm(np.zeros((0, 2, 2)), ord=0)
+    with pytest.raises(ValueError, match="Invalid norm order for matrices"):
+        np.linalg.matrix_norm(codistributed(np.zeros((0, 2, 2))), ord=0)
+
+
+@pytest.mark.nompi
+@pytest.mark.parametrize("fn", [np.linalg.det, np.linalg.inv, np.linalg.slogdet])
+def test_a_stack_of_matrices_is_unsupported_not_a_wrong_error(fn):
+    """numpy works matrix by matrix; a codistributed stack says it is not supported (it
+    used to raise LinAlgError "3-dimensional array given", which numpy never does)."""
+    X = np.stack([np.eye(2), 2 * np.eye(2)])
+    fn(X)
+    with pytest.raises(NotImplementedError, match="stacks of matrices"):
+        fn(codistributed(X))
+
+
+@pytest.mark.nompi
+@pytest.mark.parametrize("shape", [(0, 3), (4, 3)])
+def test_out_casting_errors_are_numpys_on_every_layout(shape):
+    X = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    for name, cd in layouts(shape, 1).items():
+        for fn, odt in ((np.sqrt, np.int64), (np.negative, np.int64), (np.fft.fft, np.float32)):
+            with pytest.raises(Exception) as numpy_error:
+                fn(X, out=np.zeros(shape, odt))
+            E = codistributed(np.zeros(shape, odt), cd)
+            with pytest.raises(numpy_error.type, match="Cannot cast ufunc"):
+                fn(codistributed(X, cd), out=E)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .adapt import assign, assign_out, chunkwise, needs_adapting, on_elementwise, on_inplace, on_plain, plain_args, restore
+from .adapt import assign, assign_out, check_ufunc_out, chunkwise, needs_adapting, on_elementwise, on_inplace, on_plain, plain_args, restore
 from .base import NOVALUE, CodistArray, layout_text, parts_of
 from .elementwise import binary_op, elementwise, inplace_op, is_operand, np_clip, np_round, ufunc_call, unary_op
 from .indexing import getitem, setitem
@@ -78,6 +78,8 @@ class CodistOps(CodistArray):
     def _adapted_ufunc(self, ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
         """A ufunc with operands in the layouts of issue 15 (``adapt``)."""
         out = kwargs.pop("out", None)
+        if out is not None:
+            check_ufunc_out(ufunc, method, inputs, out if isinstance(out, tuple) else (out,), kwargs)
         if method == "__call__" and out is None and ufunc is not np.matmul and ufunc.nout == 1:
             done = chunkwise(ufunc, inputs, kwargs)
             if done is not None:

@@ -68,6 +68,9 @@ def _shape(x: Any) -> Tuple[int, ...]:
 
 def _square(A: Any, what: str, numpy_name: bool) -> int:
     s = _shape(A)
+    if len(s) > 2 and numpy_name:  # numpy takes a stack and works matrix by matrix
+        raise NotImplementedError(f"{what}: stacks of matrices (a {len(s)}-D codistributed array) are "
+                                  "not supported; use each 2-D matrix D[i]")
     if len(s) != 2:
         raise np.linalg.LinAlgError(f"{what}: {len(s)}-dimensional array given. Array must be "
                                     "two-dimensional") if numpy_name else \

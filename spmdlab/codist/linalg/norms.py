@@ -161,6 +161,8 @@ def np_matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> An
     default layout of the stack's shape (as a reduction along axes)."""
     if x.ndim < 2:
         raise np.exceptions.AxisError(-2, x.ndim)
+    if ord not in (None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf) or isinstance(ord, bool):
+        raise ValueError("Invalid norm order for matrices.")
     if x.ndim == 2:
         return np_norm(x, ord, None, keepdims)
     lead = tuple(x.shape[:-2])

@@ -245,7 +245,7 @@ def _ls_tall_tsqr(A: codistributed, B: Any, vector: bool, rcond: Optional[float]
     if not full:
         return xs
     resid = res.astype(s.dtype) if rank == n and m > n else np.empty(0, dtype=s.dtype)
-    return xs, resid, rank, s
+    return xs, resid, np.int32(rank), s
 
 
 def _ls_wide_tsqr(A: codistributed, B: Any, vector: bool, rcond: Optional[float], full: bool,
@@ -275,7 +275,7 @@ def _ls_wide_tsqr(A: codistributed, B: Any, vector: bool, rcond: Optional[float]
         xs = _build(xl, _rows_codist(parts, (n, nrhs)))
     if not full:
         return xs
-    return xs, np.empty(0, dtype=s.dtype), rank, s
+    return xs, np.empty(0, dtype=s.dtype), np.int32(rank), s
 
 
 def _gather_small(B: codistributed, what: str) -> np.ndarray:
@@ -400,7 +400,7 @@ def _ls_empty(B: Any, shape: Tuple[int, int], vector: bool, dt: np.dtype, full: 
         resid = (np.abs(Bf.reshape(m, -1)) ** 2).sum(axis=0).astype(rdt)
     else:
         resid = np.empty(0, dtype=rdt)
-    return x, resid, 0, np.empty(0, dtype=rdt)
+    return x, resid, np.int32(0), np.empty(0, dtype=rdt)
 
 
 def lstsq(A: Any, B: Any, rcond: Optional[float] = None, *, full_output: bool = True) -> Any:

@@ -40,7 +40,7 @@ def linalg_dtype(dt: Any, what: str) -> np.dtype:
 
 
 def real_dtype(dt: np.dtype) -> np.dtype:
-    return np.dtype(np.float32) if np.dtype(dt) in (np.dtype(np.float32), np.dtype(np.complex64)) \
+    return np.dtype(np.float32) if np.dtype(dt).newbyteorder("=") in (np.dtype(np.float32), np.dtype(np.complex64)) \
         else np.dtype(np.float64)
 
 
