@@ -25,7 +25,6 @@ from spmdlab import (
     codistributorChunks,
     distributed,
     gather,
-    getLocalPart,
     spmd,
 )
 from spmdlab.codist import fft_matlab

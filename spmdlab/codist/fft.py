@@ -52,8 +52,8 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from ..codistributor import codistributor1d, codistributor2dbc
 from . import fft_bailey as fb
-from .adapt import check_out_cast
 from . import fft_exchange
+from .adapt import check_out_cast
 from .array import codistributed
 from .base import here
 from .fft_plan import default_partition

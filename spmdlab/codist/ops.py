@@ -13,7 +13,18 @@ from typing import Any
 
 import numpy as np
 
-from .adapt import assign, assign_out, check_ufunc_out, chunkwise, needs_adapting, on_elementwise, on_inplace, on_plain, plain_args, restore
+from .adapt import (
+    assign,
+    assign_out,
+    check_ufunc_out,
+    chunkwise,
+    needs_adapting,
+    on_elementwise,
+    on_inplace,
+    on_plain,
+    plain_args,
+    restore,
+)
 from .base import NOVALUE, CodistArray, layout_text, parts_of
 from .elementwise import binary_op, elementwise, inplace_op, is_operand, np_clip, np_round, ufunc_call, unary_op
 from .indexing import getitem, setitem

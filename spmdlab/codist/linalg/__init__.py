@@ -28,7 +28,7 @@ from .dense import (
     solve_triangular,
 )
 from .grid import DEFAULT_BLOCKSIZE, ProcessGrid, to_2dbc
-from .norms import norm, np_matrix_norm, np_norm, np_vector_norm, np_trace, np_tril, np_triu, trace, tril, triu
+from .norms import norm, np_matrix_norm, np_norm, np_trace, np_tril, np_triu, np_vector_norm, trace, tril, triu
 from .qr import lstsq, np_qr, qr
 from .svd import eig, np_eig, np_eigh, np_eigvals, np_eigvalsh, np_svd, svd
 

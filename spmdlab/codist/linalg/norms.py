@@ -23,7 +23,8 @@ from ..array import codistributed, getCodistributor, getLocalPart, globalIndices
 from .qrbase import allgather_small, build, combine_sum, is_codist, layout_labs, real_dtype, replicated_to_codist
 from .svd import singular_values
 
-__all__ = ["np_norm", "np_vector_norm", "np_matrix_norm", "norm", "np_trace", "trace", "np_triu", "np_tril", "triu", "tril"]
+__all__ = ["np_norm", "np_vector_norm", "np_matrix_norm", "norm", "np_trace", "trace", "np_triu", "np_tril",
+           "triu", "tril"]
 
 
 def _float_local(D: codistributed) -> np.ndarray:
