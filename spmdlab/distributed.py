@@ -200,6 +200,25 @@ def _cast_probe(op, dtype: np.dtype, other: Any) -> None:
         op(np.zeros(1, dtype=dtype), other)
 
 
+def _one(x: Any) -> Any:
+    """One element of ``x``'s dtype (a scalar as it is: NEP 50 treats Python scalars apart)."""
+    if isinstance(x, (distributed, np.ndarray)):
+        return np.zeros(1, dtype=x.dtype)
+    return np.zeros(1, dtype=np.asarray(x).dtype) if np.ndim(x) else x
+
+
+def _out_probe(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> None:
+    """numpy's casting error for ``ufunc(..., out=...)`` raised at the client (numpy's own,
+    on one element of each dtype) before the labs run."""
+    rest = {k: v for k, v in kwargs.items() if k != "out"}
+    if any(isinstance(v, distributed) or np.ndim(v) for v in rest.values()):
+        return  # where= and the like: the labs decide
+    out = kwargs["out"]
+    outs = tuple(None if o is None else _one(o) for o in (out if isinstance(out, tuple) else (out,)))
+    with np.errstate(all="ignore"):
+        ufunc(*(_one(x) for x in inputs), out=outs, **rest)
+
+
 def _inplace(op):
     def method(self, other):
         _cast_probe(op, self.dtype, other)
@@ -432,6 +451,8 @@ class distributed:
     # ---- numpy ---------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         out = kwargs.get("out")
+        if out is not None and method == "__call__":
+            _out_probe(ufunc, inputs, kwargs)
         if method == "__call__":
             result = _run(ufunc, inputs, kwargs, nout=ufunc.nout)
         else:

@@ -495,3 +495,17 @@ def test_out_casting_errors_are_numpys_on_every_layout(shape):
             E = codistributed(np.zeros(shape, odt), cd)
             with pytest.raises(numpy_error.type, match="Cannot cast ufunc"):
                 fn(codistributed(X, cd), out=E)
+
+
+def test_out_casting_errors_at_the_client_are_numpys(pools):
+    pool = pools(2)
+    X = np.arange(12.0).reshape(3, 4)
+    E = distributed(np.zeros((3, 4), np.int64), pool=pool)
+    alias = E
+    for fn in (np.negative, np.sqrt):
+        with pytest.raises(Exception) as numpy_error:
+            fn(X, out=np.zeros((3, 4), np.int64))
+        with pytest.raises(numpy_error.type, match="Cannot cast ufunc"):
+            fn(distributed(X, pool=pool), out=E)
+    np.testing.assert_array_equal(gather(alias), np.zeros((3, 4), np.int64))
+    assert np.negative(distributed(-X, pool=pool), out=distributed(np.zeros((3, 4)), pool=pool)) is not None
