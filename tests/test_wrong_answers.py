@@ -509,3 +509,28 @@ def test_out_casting_errors_at_the_client_are_numpys(pools):
             fn(distributed(X, pool=pool), out=E)
     np.testing.assert_array_equal(gather(alias), np.zeros((3, 4), np.int64))
     assert np.negative(distributed(-X, pool=pool), out=distributed(np.zeros((3, 4)), pool=pool)) is not None
+
+
+def big_endian_on_labs(pool) -> list:
+    with spmd(pool=pool, timeout=120):
+        bad = []
+        A = (np.eye(6) * 4 + np.arange(36).reshape(6, 6) / 36).astype(">f8")
+        b = np.arange(6, dtype=">f8")
+        T = np.random.default_rng(1).standard_normal((12, 3)).astype(">f8")
+        for cd in (codistributor2dbc(None, 2), codistributor1d(1), codistributor1d(2)):
+            D = codistributed(A, cd)
+            checks = (("solve", lambda: gather(np.linalg.solve(D, codistributed(b))), np.linalg.solve(A, b)),
+                      ("inv", lambda: gather(np.linalg.inv(D)), np.linalg.inv(A)),
+                      ("det", lambda: np.linalg.det(D), np.linalg.det(A)),
+                      ("norm1", lambda: np.linalg.norm(D, 1), np.linalg.norm(A, 1)),
+                      ("lstsq", lambda: gather(np.linalg.lstsq(codistributed(T, codistributor1d(1)), np.ones(12))[0]),
+                       np.linalg.lstsq(T, np.ones(12))[0]))
+            for name, got, want in checks:
+                g = outcome(got)
+                if g[0] != "ok" or not np.allclose(g[1], want, rtol=1e-12) or np.asarray(g[1]).dtype != want.dtype:
+                    bad.append(f"{name} {cd}: {g}")
+    return [m for msgs in bad for m in msgs]
+
+
+def test_linalg_takes_big_endian_input_on_labs(pools):
+    assert big_endian_on_labs(pools(2)) == []
