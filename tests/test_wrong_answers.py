@@ -235,6 +235,12 @@ def test_inplace_operators_at_the_client_modify_the_array_and_its_aliases(pools)
             assert R is alias, op
             np.testing.assert_array_equal(gather(alias), want)
             assert gather(alias).dtype == want.dtype
+    S = np.arange(16.0).reshape(4, 4)
+    D = distributed(S, pool=pool)
+    alias = D
+    D @= distributed(S.T, pool=pool)
+    assert D is alias
+    np.testing.assert_array_equal(gather(alias), S @ S.T)
 
 
 def test_inplace_operators_at_the_client_keep_numpys_casting_rules(pools):
