@@ -540,3 +540,15 @@ def big_endian_on_labs(pool) -> list:
 
 def test_linalg_takes_big_endian_input_on_labs(pools):
     assert big_endian_on_labs(pools(2)) == []
+
+
+@pytest.mark.nompi
+@pytest.mark.parametrize("ord", [1, np.inf, -np.inf, 0, 2, 0.5])
+@pytest.mark.parametrize("axis", [(0, 1), (1, 0), (-2, -1)])
+def test_vector_norm_over_every_axis_of_a_matrix_is_a_vector_norm(axis, ord):
+    """numpy's vector_norm(X, axis=(0, 1)) is the norm of all entries as one vector (it
+    used to give the matrix norm of that order)."""
+    X = np.arange(12.0).reshape(3, 4) - 5
+    want = np.linalg.vector_norm(X, ord=ord, axis=axis)
+    got = np.linalg.vector_norm(codistributed(X), ord=ord, axis=axis)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
