@@ -13,7 +13,18 @@ from typing import Any
 
 import numpy as np
 
-from .adapt import assign, chunkwise, needs_adapting, on_elementwise, on_inplace, on_plain, plain_args, restore
+from .adapt import (
+    assign,
+    assign_out,
+    check_ufunc_out,
+    chunkwise,
+    needs_adapting,
+    on_elementwise,
+    on_inplace,
+    on_plain,
+    plain_args,
+    restore,
+)
 from .base import NOVALUE, CodistArray, layout_text, parts_of
 from .elementwise import binary_op, elementwise, inplace_op, is_operand, np_clip, np_round, ufunc_call, unary_op
 from .indexing import getitem, setitem
@@ -78,6 +89,8 @@ class CodistOps(CodistArray):
     def _adapted_ufunc(self, ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
         """A ufunc with operands in the layouts of issue 15 (``adapt``)."""
         out = kwargs.pop("out", None)
+        if out is not None:
+            check_ufunc_out(ufunc, method, inputs, out if isinstance(out, tuple) else (out,), kwargs)
         if method == "__call__" and out is None and ufunc is not np.matmul and ufunc.nout == 1:
             done = chunkwise(ufunc, inputs, kwargs)
             if done is not None:
@@ -96,7 +109,7 @@ class CodistOps(CodistArray):
                 assign(o, r)
             else:
                 np.copyto(o, r)
-        return out
+        return outs[0] if len(outs) == 1 else outs  # the given array itself, as numpy
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         handler = lookup(func)
@@ -105,6 +118,10 @@ class CodistOps(CodistArray):
                 f"numpy.{getattr(func, '__name__', func)} is not supported for codistributed "
                 f"arrays ({layout_text(self._codist)}); use gather(D) for a numpy array, or "
                 "getLocalPart(D) for this lab's part")
+        out = kwargs.get("out")
+        if needs_adapting(out):  # computed on plain arrays, then written into out's own arrays
+            result = on_plain(handler)(*args, **{k: v for k, v in kwargs.items() if k != "out"})
+            return assign_out(out, result, f"numpy.{getattr(func, '__name__', func)}")
         return on_plain(handler)(*args, **kwargs)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
@@ -418,7 +435,7 @@ _INPLACE = {"__iadd__": np.add, "__isub__": np.subtract, "__imul__": np.multiply
             "__ifloordiv__": np.floor_divide, "__imod__": np.remainder, "__ipow__": np.power,
             "__iand__": np.bitwise_and, "__ior__": np.bitwise_or, "__ixor__": np.bitwise_xor,
             "__ilshift__": np.left_shift, "__irshift__": np.right_shift}
-for _name, _fn in {"__abs__": np.absolute, "conj": np.conjugate, "conjugate": np.conjugate}.items():
+for _name, _fn in {"__abs__": np.absolute, "conj": np.ndarray.conj, "conjugate": np.ndarray.conj}.items():
     setattr(CodistOps, _name, on_elementwise(_fn, getattr(CodistOps, _name)))
 for _name, _fn in {"real": np.real, "imag": np.imag}.items():
     setattr(CodistOps, _name, property(on_elementwise(_fn, getattr(CodistOps, _name).fget)))
