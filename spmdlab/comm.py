@@ -190,6 +190,7 @@ def _poll(ready, what: str):
     result = ready()
     if result is not None:
         return result
+    runtime.state.waits += 1
     runtime.state.waiting = what
     try:
         spin_until = time.perf_counter() + _SPIN_SECONDS

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import queue
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from .errors import PoolError
 from .protocol import Channel, ChannelClosed, Hello
 from .settings import Settings
 
-__all__ = ["LabJob", "listen", "spawn", "accept_labs", "close_listener"]
+__all__ = ["LabJob", "listen", "spawn", "accept_labs", "close_listener", "describe_status"]
 
 _HANDSHAKE_SECONDS = 10.0  # each in its own thread: a silent connection holds up nothing
 _ALL_INTERFACES = ("0.0.0.0", "::", "")
@@ -159,3 +160,16 @@ def close_listener(listener: socket.socket | None, folder: str | None) -> None:
             pass
     if folder:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def describe_status(code: int | None) -> str:
+    """A process exit code in words (a signal by its name)."""
+    if code is None:
+        return "exit status unknown"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"killed by {name}, exit status {code}"
+    return f"exit status {code}"

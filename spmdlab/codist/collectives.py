@@ -9,6 +9,7 @@ communicates (``runtime.lazy_comm``).
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import pickle
 from typing import Any, Callable, Optional, Sequence
@@ -22,7 +23,7 @@ from .layout import local_sel
 from .regions import ix
 
 __all__ = ["EMPTY_BYTES", "contig", "as_bytes", "allreduce", "allgather", "allgatherv", "bcast",
-           "allgather_objects", "raise_combined", "error_entry", "check_same_codist", "Exchange",
+           "allgather_objects", "raise_combined", "error_entry", "check_same_codist", "check_agree", "Exchange",
            "match", "fetch"]
 
 EMPTY_BYTES = np.empty(0, dtype=np.uint8)
@@ -157,6 +158,30 @@ def check_same_codist(codists: list, what: str) -> None:
         detail = "; ".join(f"lab {k + 1}: {c!r}" for k, c in enumerate(codists))
         raise ValueError(f"{what}: use the same codistributor on every lab; got {detail}")
 
+
+
+def check_agree(what: str, shape: tuple, dtype: Any, codist: Codistributor) -> None:
+    """Raise, on every lab alike, unless every lab asked for the same array: the same
+    size, dtype and layout. For constructors that make no collective of their own: ONE
+    ``Iallgather`` of an 8-byte digest; only when digests differ are the descriptions
+    themselves gathered (a second collective, on the error path) to name the labs."""
+    _, n = here()
+    if n == 1:
+        return
+    mine = (tuple(int(k) for k in shape), np.dtype(dtype).str, codist)
+    digest = np.frombuffer(hashlib.blake2b(pickle.dumps(mine, 4), digest_size=8).digest(), dtype=np.int64)
+    digests = allgather(digest, what)
+    if (digests == digests[0]).all():
+        return
+    infos = allgather_objects(mine, what)
+    if all(info == infos[0] for info in infos[1:]):
+        return  # equal values that pickle differently
+    groups: dict = {}
+    for k, (size, dt, c) in enumerate(infos):
+        groups.setdefault(repr((size, dt, c)), (size, dt, c, []))[3].append(k + 1)
+    detail = "; ".join(f"lab{'s' if len(labs) > 1 else ''} {', '.join(map(str, labs))}: size {size}, "
+                       f"dtype {np.dtype(dt)}, {c!r}" for size, dt, c, labs in groups.values())
+    raise ValueError(f"{what}: every lab must ask for the same size, dtype and layout; got {detail}")
 
 
 _IN_FLIGHT: set = set()  # started exchanges; one abandoned by an abort stays here forever
