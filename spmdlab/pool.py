@@ -25,7 +25,7 @@ import warnings
 import weakref
 from typing import Any, Callable
 
-from . import launch, protocol, settings
+from . import launch, protocol, settings, stall
 from .console import announce_start, print_sink
 from .errors import LabDiedError, PoolError, RemoteError, SpmdError, SpmdTimeoutError, labs_verb, where_lines
 from .protocol import (
@@ -391,7 +391,8 @@ class Pool:
             sel.register(chan.sock, selectors.EVENT_READ, chan)
         for stream in (self._proc.stdout, self._proc.stderr):
             sel.register(stream, selectors.EVENT_READ, stream)
-        watch = members and StallWatch(members, lambda busy: ask_where(self.ctrl, busy, epoch, sel), time.monotonic())
+        ask = lambda busy: ask_where(self.ctrl, busy, epoch, sel)  # noqa: E731
+        watch = members and stall.ENABLED and StallWatch(members, ask, time.monotonic())
         with sel:
             while pending:
                 now = time.monotonic()

@@ -23,6 +23,7 @@ from .protocol import Channel, ChannelClosed, Undecodable, Waiting, Where
 
 __all__ = ["StallWatch", "ask_where", "read_waiting", "FIRST_LOOK", "AFTER_FINISH", "INTERVAL", "STABLE_LOOKS"]
 
+ENABLED = True  # off only to time the check against its absence (benchmarks/bench_stall_check.py)
 FIRST_LOOK = 0.4  # seconds a block runs before the labs are first asked (none finished)
 AFTER_FINISH = 0.15  # seconds after a lab finished while others are busy
 INTERVAL = 0.3  # seconds between two looks
