@@ -184,16 +184,14 @@ def check_agree(what: str, shape: tuple, dtype: Any, codist: Codistributor) -> N
     raise ValueError(f"{what}: every lab must ask for the same size, dtype and layout; got {detail}")
 
 
-_IN_FLIGHT: set = set()  # started exchanges; one abandoned by an abort stays here forever
-
 
 class Exchange:
     """One nonblocking all-to-all of byte chunks: ``sends[k]`` goes to lab k+1, and
     ``rcounts[k]`` bytes come from lab k+1 (both sides know the sizes from metadata).
 
-    Until ``finish`` the exchange (request and buffers) is referenced from ``_IN_FLIGHT``,
-    so if the block is aborted while it is pending (SUMMA keeps one exchange ahead), MPI
-    never writes into freed memory."""
+    Until ``finish`` the exchange (request and buffers) is tracked in ``spmdlab.comm``,
+    so if the block is aborted while it is pending (SUMMA keeps one exchange ahead), the
+    next renewal abandons it and MPI never writes into freed memory."""
 
     def __init__(self, sends: list, rcounts: Sequence[int], what: str) -> None:
         chunks = [EMPTY_BYTES if s is None else as_bytes(s) for s in sends]
@@ -205,15 +203,16 @@ class Exchange:
         self.recvbuf = np.empty(int(self.rcounts.sum()), dtype=np.uint8)
         self.what = what
         MPI = comm.MPI
-        _IN_FLIGHT.add(self)
         self.request = comm.block().Ialltoallv(
             [self.sendbuf, (self.scounts, self.sdispl), MPI.BYTE],
             [self.recvbuf, (self.rcounts, self.rdispl), MPI.BYTE])
+        comm.track(self, self.request, (self.sendbuf, self.recvbuf, self.scounts, self.sdispl, self.rcounts,
+                                        self.rdispl))
 
     def finish(self) -> list:
         comm.wait(self.request, self.what, keep=(self.sendbuf, self.recvbuf, self.scounts,
                                                  self.sdispl, self.rcounts, self.rdispl))
-        _IN_FLIGHT.discard(self)
+        comm.untrack(self)
         self.sendbuf = None
         return [self.recvbuf[o:o + c] for o, c in zip(self.rdispl, self.rcounts)]
 
