@@ -123,7 +123,7 @@ class Pool:
         listener, address, folder = launch.listen(self.settings, self.numlabs)
         self._address = address
         try:
-            proc = launch.spawn(self.settings, self.numlabs, address, authkey)
+            proc = launch.spawn(self.settings, self.numlabs, address, authkey, folder)
         except BaseException:
             launch.close_listener(listener, folder)
             raise
