@@ -8,10 +8,14 @@ busy, or a block runs long, the client asks the busy labs where they are (a
 :class:`~spmdlab.protocol.Where` on their control connection, answered by the lab's
 control thread from the wait state every library wait keeps: the wait's name, a count of
 waits entered, and the user line read from the stack). The block is stalled when, in
-``STABLE_LOOKS + 1`` answers in a row, every busy lab waits in the same library wait it
-was in before (the count did not move) and either some lab of the block has finished
-(it will never join) or the labs wait in different operations. The labs are then
-aborted and one :class:`~spmdlab.errors.SpmdError` says which lab waits where.
+``STABLE_LOOKS + 1`` answers in a row, every busy lab waits in the same collective wait
+it was in before (the count did not move) and either some lab of the block has finished
+(it will never join) or the labs wait in differently named operations. The labs are
+then aborted and one :class:`~spmdlab.errors.SpmdError` says which lab waits where.
+
+Point-to-point waits (``labSend``, ``labReceive``, ...) never count: labs legitimately
+wait in different ones, and a large message between two labs may take seconds while a
+third has finished.
 """
 from __future__ import annotations
 
@@ -30,6 +34,16 @@ INTERVAL = 0.3  # seconds between two looks
 SLOW_AFTER = 5.0  # a block running longer is looked at less often ...
 SLOW_INTERVAL = 1.0  # ... once a second
 STABLE_LOOKS = 2  # answers that must repeat the first unchanged
+_POINT_TO_POINT = ("labSend(", "labReceive(", "labSendReceive(", "labProbe(")
+
+
+def _collective(what: str) -> bool:
+    return bool(what) and not what.startswith(_POINT_TO_POINT)
+
+
+def _operation(what: str) -> str:
+    """A wait's operation name: ``gop(add)`` -> ``gop``."""
+    return what.split("(", 1)[0]
 
 
 class StallWatch:
@@ -81,12 +95,12 @@ class StallWatch:
         if set(self._answers) != self.busy:
             return
         snapshot = {lab: (a.what, a.at, a.seq) for lab, a in self._answers.items()}
-        if not all(what for what, _, _ in snapshot.values()):
-            self._last, self._stable = None, 0  # a lab computes: nothing is stalled yet
+        if not all(_collective(what) for what, _, _ in snapshot.values()):
+            self._last, self._stable = None, 0  # a lab computes or messages: no stall yet
             return
         self._stable = self._stable + 1 if snapshot == self._last else 0
         self._last = snapshot
-        operations = {what for what, _, _ in snapshot.values()}
+        operations = {_operation(what) for what, _, _ in snapshot.values()}
         if self._stable >= STABLE_LOOKS and (self.finished or len(operations) > 1):
             self._decide(snapshot)
 

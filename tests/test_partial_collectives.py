@@ -137,9 +137,26 @@ def test_stall_needs_unchanged_waits_and_a_finished_lab_or_different_operations(
 
 
 @pytest.mark.nompi
+def test_point_to_point_waits_are_never_a_stall():
+    """Labs receiving from themselves, or a large message between two labs while a third
+    finished: slow, not stuck."""
+    watch = StallWatch({1, 2, 3}, lambda labs: None, 0.0)
+    for t in (0.4, 0.7, 1.0, 1.3):
+        _answers(watch, t, {1: ("labReceive(source=1, tag=any)", 3), 2: ("labReceive(source=2, tag=any)", 4),
+                            3: ("labSend(dest=1, tag=0)", 2)})
+    watch.finished_lab(3, "done", 1.4)
+    for t in (1.6, 1.9, 2.2, 2.5):
+        _answers(watch, t, {1: ("labReceive(source=2, tag=any)", 5), 2: ("labSend(dest=1, tag=0)", 6)})
+    assert watch.verdict is None
+
+
+@pytest.mark.nompi
 def test_labs_in_different_operations_stall_without_a_finished_lab():
     watch = StallWatch({1, 2}, lambda labs: None, 0.0)
     for t in (0.4, 0.7, 1.0):
+        _answers(watch, t, {1: ("gop(max)", 3), 2: ("gop(add)", 4)})
+    assert watch.verdict is None  # one operation, say, with other arguments: not told apart
+    for t in (1.3, 1.6, 1.9):
         _answers(watch, t, {1: ("labBarrier()", 3), 2: ("gop(add)", 4)})
     assert watch.verdict is not None and "different collective operations" in watch.verdict
     watch = StallWatch({1, 2}, lambda labs: None, 0.0)
