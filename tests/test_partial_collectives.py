@@ -48,6 +48,22 @@ def test_a_collective_only_one_lab_reaches_ends_with_an_error(pool4):
     still_works(pool4)
 
 
+def test_in_a_smaller_block_only_its_own_labs_count(pool4):
+    with pytest.raises(SpmdError) as info:
+        with spmd(2, pool=pool4):
+            if labindex() == 1:
+                gplus(1)  # lab 1 of 2
+    text = str(info.value)
+    assert "lab 2 finished the block while lab 1 waits" in text, text
+    assert "labs 3" not in text and "lab 3" not in text, text
+    with spmd(2, pool=pool4):  # a long block of the two labs: the sitting-out labs do not count
+        if labindex() == 1:
+            time.sleep(1.5)
+        total = gplus(1)
+    assert total[1] == 2
+    still_works(pool4)
+
+
 def test_labs_in_different_collectives_end_with_an_error(pool4):
     start = time.monotonic()
     with pytest.raises(SpmdError) as info:
