@@ -30,6 +30,7 @@ class _LabState:
         self.abort = threading.Event()
         self.abort_reason = ""
         self.waiting = ""  # what a blocked library call waits for, for timeout reports
+        self.waits = 0  # library waits entered so far (stall checks compare it)
         self.in_user_code = False
         self.namespace: dict | None = None  # the running block's names (displays use them)
 

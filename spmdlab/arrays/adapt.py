@@ -27,7 +27,7 @@ from .base import Chunks, CodistArray, is_plain, parts_of
 from .reshard import plain, reshard
 
 __all__ = ["needs_adapting", "plain_args", "on_plain", "chunkwise", "adapted_call", "on_elementwise", "assign",
-           "on_inplace", "restore"]
+           "assign_out", "check_out_cast", "check_ufunc_out", "on_inplace", "restore"]
 
 
 def needs_adapting(x: Any) -> bool:
@@ -141,6 +141,43 @@ def assign(D: CodistArray, value: CodistArray) -> None:
             np.copyto(mine, new, casting="unsafe")
     if D._mode != "replica":
         del D._mode  # back to the class's 'replica'
+
+
+def assign_out(out: CodistArray, result: Any, what: str) -> CodistArray:
+    """``out=`` for an ``out`` in a layout the operation cannot write into: ``result``
+    (computed without it) written into ``out``'s own arrays, with numpy's checks."""
+    if not isinstance(result, CodistArray) or tuple(result.shape) != tuple(out.shape):
+        raise ValueError(f"{what}: out= has shape {tuple(out.shape)}, the result has "
+                         f"{tuple(np.shape(result))}")
+    check_out_cast(what, result.dtype, out.dtype)
+    assign(out, result)
+    return out
+
+
+def check_out_cast(what: str, result: np.dtype, out: np.dtype) -> None:
+    """numpy's own error (``UFuncTypeError``, numpy's message) when a result of dtype
+    ``result`` cannot go into an ``out=`` of dtype ``out`` under numpy's 'same_kind' rule:
+    the same numpy function raises it on two elements."""
+    if np.can_cast(result, out, "same_kind"):
+        return
+    name = what.rsplit(".", 1)[-1]
+    one_d = getattr(np.fft, name.rstrip("2n"), None) if "fft" in name else None
+    if one_d is not None:
+        x = np.zeros(2, dtype=np.zeros(0, result).real.dtype if name.startswith("rfft") else result)
+        one_d(x, out=np.zeros(2, dtype=out))
+    raise TypeError(f"{what}: Cannot cast the result from dtype('{result}') to the out= dtype('{out}') "
+                    "with casting rule 'same_kind'")
+
+
+def check_ufunc_out(ufunc: np.ufunc, method: str, inputs: tuple, out: tuple, kwargs: dict) -> None:
+    """numpy's casting error for ``ufunc(*inputs, out=out)``, raised by numpy itself on
+    one-element arrays of the same dtypes, before anything is computed."""
+    if method != "__call__":
+        return
+    one = tuple(np.zeros(1, dtype=x.dtype) if isinstance(x, (CodistArray, np.ndarray)) else x for x in inputs)
+    outs = tuple(None if o is None else np.zeros(1, dtype=o.dtype) for o in out)
+    with np.errstate(all="ignore"):
+        ufunc(*one, out=outs, **kwargs)
 
 
 def on_inplace(fn: Callable | None, method: Callable) -> Callable:

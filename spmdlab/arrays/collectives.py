@@ -9,6 +9,7 @@ communicates (``runtime.lazy_comm``).
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import pickle
 from collections.abc import Callable, Sequence
@@ -23,7 +24,7 @@ from .base import here
 from .layout import local_sel
 
 __all__ = ["EMPTY_BYTES", "contig", "as_bytes", "allreduce", "allgather", "allgatherv", "bcast",
-           "allgather_objects", "raise_combined", "error_entry", "check_same_codist", "Exchange",
+           "allgather_objects", "raise_combined", "error_entry", "check_same_codist", "check_agree", "Exchange",
            "match", "fetch"]
 
 EMPTY_BYTES = np.empty(0, dtype=np.uint8)
@@ -160,16 +161,38 @@ def check_same_codist(codists: list, what: str) -> None:
 
 
 
-_IN_FLIGHT: set = set()  # started exchanges; one abandoned by an abort stays here forever
+def check_agree(what: str, shape: tuple, dtype: Any, codist: Codistributor) -> None:
+    """Raise, on every lab alike, unless every lab asked for the same array: the same
+    size, dtype and layout. For constructors that make no collective of their own: ONE
+    ``Iallgather`` of an 8-byte digest; only when digests differ are the descriptions
+    themselves gathered (a second collective, on the error path) to name the labs."""
+    _, n = here()
+    if n == 1:
+        return
+    mine = (tuple(int(k) for k in shape), np.dtype(dtype).str, codist)
+    digest = np.frombuffer(hashlib.blake2b(pickle.dumps(mine, 4), digest_size=8).digest(), dtype=np.int64)
+    digests = allgather(digest, what)
+    if (digests == digests[0]).all():
+        return
+    infos = allgather_objects(mine, what)
+    if all(info == infos[0] for info in infos[1:]):
+        return  # equal values that pickle differently
+    groups: dict = {}
+    for k, (size, dt, c) in enumerate(infos):
+        groups.setdefault(repr((size, dt, c)), (size, dt, c, []))[3].append(k + 1)
+    detail = "; ".join(f"lab{'s' if len(labs) > 1 else ''} {', '.join(map(str, labs))}: size {size}, "
+                       f"dtype {np.dtype(dt)}, {c!r}" for size, dt, c, labs in groups.values())
+    raise ValueError(f"{what}: every lab must ask for the same size, dtype and layout; got {detail}")
+
 
 
 class Exchange:
     """One nonblocking all-to-all of byte chunks: ``sends[k]`` goes to lab k+1, and
     ``rcounts[k]`` bytes come from lab k+1 (both sides know the sizes from metadata).
 
-    Until ``finish`` the exchange (request and buffers) is referenced from ``_IN_FLIGHT``,
-    so if the block is aborted while it is pending (SUMMA keeps one exchange ahead), MPI
-    never writes into freed memory."""
+    Until ``finish`` the exchange (request and buffers) is tracked in ``spmdlab.comm``,
+    so if the block is aborted while it is pending (SUMMA keeps one exchange ahead), the
+    next renewal abandons it and MPI never writes into freed memory."""
 
     def __init__(self, sends: list, rcounts: Sequence[int], what: str) -> None:
         chunks = [EMPTY_BYTES if s is None else as_bytes(s) for s in sends]
@@ -181,15 +204,16 @@ class Exchange:
         self.recvbuf = np.empty(int(self.rcounts.sum()), dtype=np.uint8)
         self.what = what
         MPI = comm.MPI
-        _IN_FLIGHT.add(self)
         self.request = comm.block().Ialltoallv(
             [self.sendbuf, (self.scounts, self.sdispl), MPI.BYTE],
             [self.recvbuf, (self.rcounts, self.rdispl), MPI.BYTE])
+        comm.track(self, self.request, (self.sendbuf, self.recvbuf, self.scounts, self.sdispl, self.rcounts,
+                                        self.rdispl))
 
     def finish(self) -> list:
         comm.wait(self.request, self.what, keep=(self.sendbuf, self.recvbuf, self.scounts,
                                                  self.sdispl, self.rcounts, self.rdispl))
-        _IN_FLIGHT.discard(self)
+        comm.untrack(self)
         self.sendbuf = None
         return [self.recvbuf[o:o + c] for o, c in zip(self.rdispl, self.rcounts)]
 

@@ -29,7 +29,7 @@ from .base import (
     is_plain,
     sparse_error,
 )
-from .collectives import allgather_objects, check_same_codist, error_entry, raise_combined
+from .collectives import allgather_objects, check_agree, check_same_codist, error_entry, raise_combined
 from .reshard import reshard
 from .transfer import redistribute
 
@@ -321,6 +321,7 @@ class CodistConstructors(CodistArray):
             raise TypeError(f"{what}: dtype {dtype} is not allowed here")
         lab, n = here()
         codist = complete(codist, shape, n)
+        check_agree(what, shape, dtype, codist)
         if not is_plain(codist):
             parts = [np.full(tuple(sel_len(x) for x in sel), fill, dtype=dtype)
                      for sel in codist.chunkSelections(lab, n)]
@@ -371,6 +372,7 @@ class CodistConstructors(CodistArray):
         dtype = np.dtype(np.float64) if dtype is None else dtype
         lab, n = here()
         codist = complete(codist, shape, n)
+        check_agree(what, shape, dtype, codist)
         if not is_plain(codist):
             return reshard(cls.eye(shape, dtype=dtype), codist, what)
         rows, cols = codist.localIndices(lab, n)
@@ -410,6 +412,7 @@ class CodistConstructors(CodistArray):
             raise TypeError(f"{what}: dtype must be float32 or float64, got {dtype}")
         lab, n = here()
         codist = complete(codist, shape, n)
+        check_agree(what, shape, dtype, codist)
         if not is_plain(codist):
             return reshard(cls._random_floats(what, method, (shape,), None, dtype, seed), codist, what)
         draw = getattr(cls._rng(seed), method)
@@ -439,6 +442,7 @@ class CodistConstructors(CodistArray):
             raise TypeError(f"{what}: dtype must be an integer or float type, got {dtype}")
         lab, n = here()
         codist = complete(codist, shape, n)
+        check_agree(what, shape, dtype, codist)
         if not is_plain(codist):
             return reshard(cls.randi([lo, hi], shape, dtype=dtype, seed=seed), codist, what)
         rng = cls._rng(seed)
@@ -470,6 +474,7 @@ class CodistConstructors(CodistArray):
         dtype = np.dtype(dtype)
         lab, n = here()
         codist = complete(codist, (count,), n)
+        check_agree(what, (count,), dtype, codist)
         if not is_plain(codist):
             return reshard(cls.colon(a, d, b, dtype=dtype), codist, what)
         idx = codist.localIndices(lab, n)[0]
@@ -488,6 +493,7 @@ class CodistConstructors(CodistArray):
         count = _size_value(n, what)
         lab, labs = here()
         codist = complete(codist, (count,), labs)
+        check_agree(what, (count,), dtype if dtype is not None else np.float64, codist)
         if not is_plain(codist):
             return reshard(cls.linspace(a, b, count, dtype=dtype), codist, what)
         idx = codist.localIndices(lab, labs)[0]

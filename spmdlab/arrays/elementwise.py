@@ -210,6 +210,9 @@ def binary_op(ufunc: np.ufunc, reflected: bool = False) -> Any:
         if not is_operand(other):
             return NotImplemented
         if needs_adapting(self) or needs_adapting(other):  # halos, blocks, chunk maps, modes
+            fast = _fast_power(self.dtype, other) if ufunc is np.power and not reflected else None
+            if fast is not None:  # numpy's ** fast path (bool ** 2 is int8), in every layout
+                return adapted_call(fast, (self,), {}, lambda ops, kw: ufunc_call(fast, ops, kw))
             return adapted_call(ufunc, (other, self) if reflected else (self, other), {},
                                 lambda ops, kw: ufunc_call(ufunc, ops, kw))
         if _big(self) and is_temporary(self, "right" if reflected else "left"):

@@ -16,6 +16,8 @@ import numpy as np
 
 from .adapt import (
     assign,
+    assign_out,
+    check_ufunc_out,
     chunkwise,
     needs_adapting,
     on_elementwise,
@@ -105,6 +107,8 @@ class CodistOps(CodistArray):
     def _adapted_ufunc(self, ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
         """A ufunc with operands in the extended layouts (``adapt``)."""
         out = kwargs.pop("out", None)
+        if out is not None:
+            check_ufunc_out(ufunc, method, inputs, out if isinstance(out, tuple) else (out,), kwargs)
         if method == "__call__" and out is None and ufunc is not np.matmul and ufunc.nout == 1:
             done = chunkwise(ufunc, inputs, kwargs)
             if done is not None:
@@ -123,7 +127,7 @@ class CodistOps(CodistArray):
                 assign(o, r)
             else:
                 np.copyto(o, r)
-        return out
+        return outs[0] if len(outs) == 1 else outs  # the given array itself, as numpy
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         handler = lookup(func)
@@ -132,6 +136,10 @@ class CodistOps(CodistArray):
                 f"numpy.{getattr(func, '__name__', func)} is not supported for codistributed "
                 f"arrays ({layout_text(self._codist)}); use gather(D) for a numpy array, or "
                 "getLocalPart(D) for this lab's part")
+        out = kwargs.get("out")
+        if needs_adapting(out):  # computed on plain arrays, then written into out's own arrays
+            result = on_plain(handler)(*args, **{k: v for k, v in kwargs.items() if k != "out"})
+            return assign_out(out, result, f"numpy.{getattr(func, '__name__', func)}")
         return on_plain(handler)(*args, **kwargs)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
@@ -270,7 +278,7 @@ class CodistOps(CodistArray):
         src = self if self._mode == "replica" else changeMode(self, "replica")
         return CodistArray.astype(src, dtype, copy)
 
-    @adapted(on_elementwise, np.conjugate)
+    @adapted(on_elementwise, np.ndarray.conj)
     def conj(self) -> Any:
         """The complex conjugate; as ``ndarray.conj``, the same array for real dtypes."""
         return elementwise("conj", np.ndarray.conj, [self])

@@ -20,7 +20,7 @@ from ..layouts.codistributor import Codistributor
 from ..layouts.plan import transfer_regions
 from ..layouts.regions import RegionCopy, put
 from .base import CodistArray, check_codist_arg, complete, here, is_plain, need, numlabs_of
-from .collectives import EMPTY_BYTES, as_bytes
+from .collectives import EMPTY_BYTES, as_bytes, check_agree
 from .layout import concatenates, default_layout
 from .reshard import reshard
 
@@ -44,6 +44,7 @@ def redistribute(D: Any, codist: Codistributor | None = None) -> Any:
         raise ValueError(f"{what}: the array is distributed over {numlabs_of(src)} labs "
                          f"but this block runs on {n}")
     target = complete(codist, D.shape, n)
+    check_agree(what, D.shape, D.dtype, target)  # a target that differs between labs: one error, no hang
     if not (is_plain(src) and is_plain(target)) or D.mode != "replica":
         return reshard(D, target, what)  # halos, blocks, chunk maps, modes
     if target == src:

@@ -178,6 +178,48 @@ def _reflected(op):
     return method
 
 
+def _cast_probe(op, dtype: np.dtype, other: Any) -> None:
+    """numpy's casting error for ``D op= other`` raised at the client, before the labs run:
+    the same operation on one element of each dtype (a Python scalar as it is, NEP 50)."""
+    if op is operator.imatmul:
+        return
+    if isinstance(other, distributed) or isinstance(other, np.ndarray):
+        other = np.zeros(1, dtype=other.dtype)
+    elif not np.isscalar(other):
+        return
+    with np.errstate(all="ignore"):
+        op(np.zeros(1, dtype=dtype), other)
+
+
+def _one(x: Any) -> Any:
+    """One element of ``x``'s dtype (a scalar as it is: NEP 50 treats Python scalars apart)."""
+    if isinstance(x, (distributed, np.ndarray)):
+        return np.zeros(1, dtype=x.dtype)
+    return np.zeros(1, dtype=np.asarray(x).dtype) if np.ndim(x) else x
+
+
+def _out_probe(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> None:
+    """numpy's casting error for ``ufunc(..., out=...)`` raised at the client (numpy's own,
+    on one element of each dtype) before the labs run."""
+    rest = {k: v for k, v in kwargs.items() if k != "out"}
+    if any(isinstance(v, distributed) or np.ndim(v) for v in rest.values()):
+        return  # where= and the like: the labs decide
+    out = kwargs["out"]
+    outs = tuple(None if o is None else _one(o) for o in (out if isinstance(out, tuple) else (out,)))
+    with np.errstate(all="ignore"):
+        ufunc(*(_one(x) for x in inputs), out=outs, **rest)
+
+
+def _inplace(op):
+    def method(self, other):
+        _cast_probe(op, self.dtype, other)
+        _run(op, (self, other))  # the labs update their parts in place
+        return self
+
+    method.__name__ = f"__{op.__name__.strip('_')}__"
+    return method
+
+
 def _unary(op):
     def method(self):
         return _run(op, (self,))
@@ -396,6 +438,8 @@ class distributed:
     # ---- numpy ---------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         out = kwargs.get("out")
+        if out is not None and method == "__call__":
+            _out_probe(ufunc, inputs, kwargs)
         if method == "__call__":
             result = _run(ufunc, inputs, kwargs, nout=ufunc.nout)
         else:
@@ -407,7 +451,9 @@ class distributed:
         return result
 
     def __array_function__(self, func, types, args, kwargs):
-        return _run(func, args, kwargs, tuples=True)
+        result = _run(func, args, kwargs, tuples=True)
+        out = kwargs.get("out")
+        return out if isinstance(out, distributed) else result  # the labs wrote into out
 
     def __getitem__(self, index):
         return _run(operator.getitem, (self, index))
@@ -507,6 +553,7 @@ for _name, _op in [("add", operator.add), ("sub", operator.sub), ("mul", operato
                    ("lshift", operator.lshift), ("rshift", operator.rshift)]:
     setattr(distributed, f"__{_name}__", _binary(_op))
     setattr(distributed, f"__r{_name}__", _reflected(_op))
+    setattr(distributed, f"__i{_name}__", _inplace(getattr(operator, f"i{_name.rstrip('_')}")))
 for _name, _op in [("lt", operator.lt), ("le", operator.le), ("eq", operator.eq),
                    ("ne", operator.ne), ("gt", operator.gt), ("ge", operator.ge)]:
     setattr(distributed, f"__{_name}__", _binary(_op))

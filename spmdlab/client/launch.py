@@ -6,12 +6,21 @@ authenticated connections per lab (``main``, ``ctrl``, and the shim's ``watch``)
 handshake runs in its own thread with a short deadline, so connections that never answer
 cannot stall the start. Once every lab is in, the listener and its folder are removed:
 nothing of a pool stays in ``TMPDIR``, whatever happens to the client later.
+
+The authkey reaches the labs in a file of that folder (0600, in a 0700 folder), named in
+``SPMDLAB_KEYFILE``: it never appears in an environment or a command line (``mpiexec``
+and hydra's proxies pass their environment on, and any process of the user can read
+``/proc/<pid>/environ``), and the file is gone before any user code runs on a lab. A
+pool whose labs may run on other machines (``SPMDLAB_HOST``, launcher arguments, another
+launcher) cannot count on that folder there, so it also passes the key in
+``SPMDLAB_AUTHKEY``, as the README says.
 """
 from __future__ import annotations
 
 import os
 import queue
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -26,7 +35,7 @@ from ..protocol import messages as protocol
 from ..protocol.messages import Channel, ChannelClosed, Hello
 from ..settings import Settings
 
-__all__ = ["LabJob", "listen", "spawn", "accept_labs", "close_listener"]
+__all__ = ["LabJob", "listen", "spawn", "accept_labs", "close_listener", "describe_status"]
 
 _HANDSHAKE_SECONDS = 10.0  # each in its own thread: a silent connection holds up nothing
 _ALL_INTERFACES = ("0.0.0.0", "::", "")
@@ -47,8 +56,8 @@ class LabJob:
 def listen(settings: Settings, numlabs: int) -> tuple[socket.socket, str, str | None]:
     """The listening socket, the address the labs connect to, and its private folder."""
     host = settings.host
+    folder = tempfile.mkdtemp(prefix="spmdlab-")  # 0700: the socket and the key file
     if host is None:
-        folder = tempfile.mkdtemp(prefix="spmdlab-")
         path = os.path.join(folder, "pool.sock")
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.bind(path)
@@ -64,19 +73,31 @@ def listen(settings: Settings, numlabs: int) -> tuple[socket.socket, str, str | 
         else:
             sock = socket.create_server((host, 0), family=socket.AF_INET6 if v6 else socket.AF_INET)
     except (OSError, OverflowError) as exc:
+        shutil.rmtree(folder, ignore_errors=True)
         raise PoolError(f"cannot listen on SPMDLAB_HOST={host!r}: {exc}") from None
     sock.listen(3 * numlabs + 8)
     port = sock.getsockname()[1]
     # Bound to every interface: hand the labs a name they can reach, this machine's.
     advertised = socket.gethostname() if host in _ALL_INTERFACES else host
-    return sock, protocol.join_address(advertised, port), None
+    return sock, protocol.join_address(advertised, port), folder
 
 
-def spawn(settings: Settings, numlabs: int, address: str, authkey: bytes) -> subprocess.Popen:
-    """Start the lab job in a session of its own."""
+def write_keyfile(folder: str, authkey: bytes) -> str:
+    """The authkey in a new file only this user can read; its path."""
+    path = os.path.join(folder, "key")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(authkey.hex())
+    return path
+
+
+def spawn(settings: Settings, numlabs: int, address: str, authkey: bytes, folder: str) -> subprocess.Popen:
+    """Start the lab job in a session of its own; the key goes in a file of ``folder``."""
     env = settings.lab_environment()
     env["SPMDLAB_ADDRESS"] = address
-    env["SPMDLAB_AUTHKEY"] = authkey.hex()  # the worker erases it from its memory at once
+    env["SPMDLAB_KEYFILE"] = write_keyfile(folder, authkey)
+    if not settings.is_local():  # labs elsewhere may not see the file (README: Security)
+        env["SPMDLAB_AUTHKEY"] = authkey.hex()  # the worker erases it from its memory at once
     paths = [CODE_DIR, os.getcwd()]
     if sys.path and sys.path[0]:
         paths.insert(0, os.path.abspath(sys.path[0]))
@@ -160,3 +181,16 @@ def close_listener(listener: socket.socket | None, folder: str | None) -> None:
             pass
     if folder:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def describe_status(code: int | None) -> str:
+    """A process exit code in words (a signal by its name)."""
+    if code is None:
+        return "exit status unknown"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"killed by {name}, exit status {code}"
+    return f"exit status {code}"

@@ -53,8 +53,9 @@ from ..protocol.messages import (
     Undecodable,
 )
 from ..runtime import refuse_on_lab
-from . import launch
+from . import launch, stall
 from .console import announce_start, print_sink
+from .stall import StallWatch, ask_where, read_waiting
 
 __all__ = ["Sink", "print_sink", "Pool", "parpool", "gcp"]
 
@@ -66,18 +67,6 @@ _ERROR_ABORT_DELAY = 0.1  # seconds the other labs get to report their own error
 # blocking MPI call the failed lab never joins) must not hang the session.
 _ERROR_GIVE_UP = 10.0
 _STUCK = "busy and not stopping (in compiled code?)"
-
-
-def _describe_status(code: int | None) -> str:
-    if code is None:
-        return "exit status unknown"
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"killed by {name}, exit status {code}"
-    return f"exit status {code}"
 
 
 def _warn(message: str) -> None:
@@ -143,7 +132,7 @@ class Pool:
         listener, address, folder = launch.listen(self.settings, self.numlabs)
         self._address = address
         try:
-            proc = launch.spawn(self.settings, self.numlabs, address, authkey)
+            proc = launch.spawn(self.settings, self.numlabs, address, authkey, folder)
         except BaseException:
             launch.close_listener(listener, folder)
             raise
@@ -289,7 +278,8 @@ class Pool:
             return frames
 
         labs = list(range(1, self.numlabs + 1))
-        replies = self._exchange({lab: None for lab in labs}, message, user, sink or print_sink, timeout)
+        replies = self._exchange({lab: None for lab in labs}, message, user, sink or print_sink, timeout,
+                                 set(labs[:block.nlabs] if 0 < block.nlabs < self.numlabs else labs))
         errors = {lab: r.result for lab, r in replies.items() if r.kind == "error"}
         aborted = {lab: r.result for lab, r in replies.items() if r.kind == "aborted"}
         if errors or aborted:
@@ -323,7 +313,7 @@ class Pool:
         return replies
 
     def _exchange(self, per_lab: dict[int, Any], common: Callable[[int], list] | None, user: bool,
-                  sink: Sink, timeout: float | None) -> dict[int, Reply]:
+                  sink: Sink, timeout: float | None, members: set[int] | None = None) -> dict[int, Reply]:
         """Send each lab its request (``per_lab[lab](epoch=epoch)``, or the frames
         ``common(epoch)``) under one epoch and collect the replies; Ctrl-C meanwhile never
         cuts a frame (it is acted on once the requests are out)."""
@@ -347,7 +337,7 @@ class Pool:
                                             "use") from None
                         self._lab_died()
                     del data
-                return self._collect(set(per_lab), epoch, sink, timeout, ints)
+                return self._collect(set(per_lab), epoch, sink, timeout, ints, members=members)
             finally:
                 if self.state == "running":
                     self.state = "idle"
@@ -385,7 +375,7 @@ class Pool:
         return msg
 
     def _collect(self, labs: set[int], epoch: int, sink: Sink, timeout: float | None, ints: _Interrupts,
-                 give_up: float | None = None) -> dict[int, Reply]:
+                 give_up: float | None = None, members: set[int] | None = None) -> dict[int, Reply]:
         """Wait for the replies of ``labs`` to the request of ``epoch``, relaying output.
 
         Ctrl-C aborts the labs and raises KeyboardInterrupt (saying where each stopped
@@ -396,6 +386,7 @@ class Pool:
         ``give_up`` returns the replies received by then. After a lab's error the others
         are aborted, and given up on in the same way if they have not stopped
         ``max(interrupt_grace, _ERROR_GIVE_UP)`` seconds later (or by the timeout's end).
+        A stall of a block (``members``: its labs; ``stall``) aborts them as an error does.
         """
         replies: dict[int, Reply] = {}
         pending = {self.main[lab]: lab for lab in labs}
@@ -409,9 +400,16 @@ class Pool:
             sel.register(chan.sock, selectors.EVENT_READ, chan)
         for stream in (self._proc.stdout, self._proc.stderr):
             sel.register(stream, selectors.EVENT_READ, stream)
+        ask = lambda busy: ask_where(self.ctrl, busy, epoch, sel)
+        watch = members and stall.ENABLED and StallWatch(members, ask, time.monotonic())
         with sel:
             while pending:
                 now = time.monotonic()
+                if watch and watch.due(now) and aborted_for is None and error_at is None:
+                    watch.look(now)
+                if watch and watch.verdict and aborted_for is None:
+                    aborted_for, error_at = "error", now
+                    self._abort(set(pending.values()), epoch, "stall")
                 if ints.pending and interrupted_at is None:
                     interrupted_at = now
                     aborted_for = "interrupt"
@@ -439,6 +437,9 @@ class Pool:
                     self._abort(set(pending.values()), epoch, "error")
                 wait = 0.1 if error_at is None or aborted_for else max(0.0, min(0.1, error_at - now))
                 for key, _ in sel.select(wait):
+                    if isinstance(key.data, tuple):  # a control connection: a Where's answer
+                        read_waiting(key.data[1], epoch, sel, watch)
+                        continue
                     if not isinstance(key.data, Channel):
                         if not self._relay_launcher_output(key.data):
                             sel.unregister(key.fileobj)
@@ -453,6 +454,8 @@ class Pool:
                     replies[lab] = msg
                     del pending[chan]
                     sel.unregister(chan.sock)
+                    if watch:
+                        watch.finished_lab(lab, msg.kind, now)
                     if msg.kind == "error" and error_at is None:
                         # Labs raising the same error a moment later are reported too
                         # (collapsed as "labs 1-4"), rather than aborted.
@@ -463,6 +466,10 @@ class Pool:
             where = {lab: r.result for lab, r in replies.items() if r.kind == "aborted"}
             where.update({lab: _STUCK for lab in pending.values()})
             raise KeyboardInterrupt(f"the labs were interrupted:\n{where_lines(where)}" if where else "")
+        if watch and watch.verdict:
+            self._renew_comm = True
+            raise SpmdError(watch.verdict, replies={lab: r for lab, r in replies.items() if r.kind == "done"},
+                            stopped=watch.where)
         return replies
 
     def _abort(self, labs: set[int], epoch: int, reason: str) -> None:
@@ -522,9 +529,10 @@ class Pool:
         self._teardown()
         statuses: dict[int, int | None] = dict(self._exits)
         if statuses:
-            text = "; ".join(f"lab {lab} died ({_describe_status(code)})" for lab, code in sorted(statuses.items()))
+            text = "; ".join(f"lab {lab} died ({launch.describe_status(code)})"
+                             for lab, code in sorted(statuses.items()))
         else:
-            text = f"the lab job ended ({_describe_status(self._proc.returncode)})"
+            text = f"the lab job ended ({launch.describe_status(self._proc.returncode)})"
         raise LabDiedError(
             f"{text[0].upper()}{text[1:]}. The pool is gone and values stored on the labs were lost; "
             "the next spmd block starts a fresh pool.", statuses) from None

@@ -1,7 +1,9 @@
 """The lab process: ``mpiexec -n N python -m spmdlab.lab``.
 
-Each rank takes the authkey out of its environment (and its memory's copy, so neither
-user code nor its subprocesses can read it), then forks once before touching MPI. The
+Each rank reads the authkey from the file named in ``SPMDLAB_KEYFILE`` (the client
+removes it once every lab is in, before any user code runs), or, for labs that may run on
+another machine, takes it out of its environment (and its memory's copy, so neither user
+code nor its subprocesses can read it there), then forks once before touching MPI. The
 parent, the shim, connects a ``watch`` channel to the client and waits for either end:
 its child (the real lab) exiting, whose exact status it reports unless the lab shut down
 cleanly, or the client going away, when it kills the lab. The shim needs no GIL of the
@@ -18,6 +20,7 @@ import sys
 __all__ = ["take_authkey", "main"]
 
 _KEY = "SPMDLAB_AUTHKEY"
+_KEYFILE = "SPMDLAB_KEYFILE"
 _RANK_VARS = ("PMI_RANK", "PMIX_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK")
 
 
@@ -32,9 +35,15 @@ def _die_with_parent() -> None:
 
 
 def take_authkey() -> bytes:
-    """The authkey, removed from the environment and overwritten where the process's
-    initial environment keeps it (``/proc/<pid>/environ``)."""
+    """The authkey: from the key file if this lab can read it, else from the environment;
+    in the environment it is removed and overwritten where the process's initial
+    environment keeps it (``/proc/<pid>/environ``)."""
     value = os.environ.get(_KEY, "")
+    try:
+        with open(os.environ.get(_KEYFILE, ""), encoding="ascii") as f:
+            value = f.read().strip()
+    except OSError:  # a lab on another machine: the environment has it
+        pass
     try:
         import ctypes
 

@@ -31,9 +31,9 @@ from mpi4py import MPI  # noqa: E402
 from .. import runtime  # noqa: E402
 from .. import settings  # noqa: E402
 
-__all__ = ["init", "renew", "enter_block", "block", "world_size", "abandon", "send_to_self", "wait", "wait_all",
-           "wait_every", "probe", "grid_comms", "private_comm", "Staging", "staging", "staging_bytes", "ANY_SOURCE",
-           "ANY_TAG", "MPI"]
+__all__ = ["init", "renew", "renewals", "enter_block", "block", "world_size", "abandon", "track", "untrack",
+           "send_to_self", "wait", "wait_all", "wait_every", "probe", "grid_comms", "private_comm", "Staging",
+           "staging", "staging_bytes", "ANY_SOURCE", "ANY_TAG", "MPI"]
 
 _base: MPI.Intracomm | None = None
 _current: MPI.Intracomm | None = None
@@ -44,10 +44,19 @@ _grid_comms: dict[tuple, tuple] = {}
 _block: MPI.Intracomm | None = None
 # id(block communicator) -> the library's duplicate of it for point-to-point moves
 _private: dict[int, MPI.Intracomm] = {}
-# Requests of aborted operations, with their buffers: kept alive until the request has
-# completed (a cancelled receive at once; a send once matched), so MPI can never write
-# into reused memory; completed ones are dropped at each renewal.
+# Requests of aborted operations, with their buffers and the renewal they were abandoned
+# before: (request, buffers, renewal). Kept until the request has completed (a cancelled
+# receive at once; a send once matched), so MPI can never write into reused memory, or
+# until it has outlived _QUARANTINE renewals: then it is one no message can ever complete
+# and it is released (see _reap). A request of None holds an MPI object whose Free
+# failed (a communicator, a window), retried at each renewal.
 _graveyard: list = []
+_renewals = 0
+_QUARANTINE = 2
+# Nonblocking operations started and not yet waited for (pipelined broadcasts, exchanges
+# kept one step ahead): key -> (request, buffers). One an abort leaves here goes to the
+# graveyard at the next renewal.
+_in_flight: dict = {}
 # Sends to this lab itself, not waited for (a large one completes only when received).
 _self_sends: list = []
 _staging_limit = 0  # bytes per lab; 0: no staging windows
@@ -95,12 +104,16 @@ def renew() -> None:
     another while schedules of the aborted block's nonblocking collectives are still
     pending (seen with an abandoned ``Iallreduce``). Every lab gets here (the client
     sends each block to all labs and waits for all replies first), so it cannot hang."""
-    global _current
+    global _current, _renewals
     _free_staging()
     old = [_current, *_subcomms.values()]
     _subcomms.clear()
-    _graveyard.extend((request, keep) for request, keep in _self_sends)
+    for request, keep in _self_sends:
+        abandon(request, keep)
+    for requests, keep in _in_flight.values():
+        _give_up(requests if isinstance(requests, list) else [requests], keep)
     _self_sends.clear()
+    _in_flight.clear()
     _free_grid_comms()
     for private in _private.values():
         _free(private)
@@ -109,27 +122,59 @@ def renew() -> None:
     _make_private(_current)
     for c in old:
         _free(c)
+    _renewals += 1
     _reap()
     if _staging_limit:
         _note_node(_current)
 
 
-def _free(c: MPI.Comm) -> None:
+def renewals() -> int:
+    """How many times the communicators were renewed (the same count on every lab)."""
+    return _renewals
+
+
+def _free(c) -> None:
+    """Free an MPI communicator (or a staging window); kept for a retry if MPI refuses."""
     try:
-        c.Free()
+        c.free() if isinstance(c, Staging) else c.Free()
     except MPI.Exception:
-        _graveyard.append((None, c))
+        _graveyard.append((None, c, _renewals))
 
 
 def _reap() -> None:
-    """Drop the abandoned requests that have completed, and their buffers."""
+    """Drop the abandoned requests that have completed, with their buffers, and release
+    those that outlived ``_QUARANTINE`` renewals (called from ``renew``, just after its
+    blocking ``Dup``).
+
+    Why releasing one is safe: an operation of an aborted block whose parts every lab had
+    posted completes within moments, as every lab runs MPI's progress engine (in
+    ``renew``'s collectives, each reap's ``Test`` and every later wait). One still pending
+    after two renewals, each a collective all labs reach only after leaving the aborted
+    block, waits for a part a lab never posted and never will (its block is over and the
+    communicator freed), so no message can match it and MPI never writes its buffers: the
+    request is freed (MPI drops it on completion, i.e. never, in a few hundred bytes) and
+    the buffers go. Without this every block aborted inside a factorization kept its
+    panel buffers for good (issue 19)."""
     alive = []
-    for request, keep in _graveyard:
+    for request, keep, born in _graveyard:
+        if request is None:
+            try:
+                keep.free() if isinstance(keep, Staging) else keep.Free()
+            except MPI.Exception:
+                alive.append((request, keep, born))
+            continue
         try:
-            if request is None or not request.Test():
-                alive.append((request, keep))
+            if request.Test():
+                continue
         except MPI.Exception:
-            alive.append((request, keep))
+            continue  # completed with an error (a truncated message, say)
+        if _renewals - born < _QUARANTINE:
+            alive.append((request, keep, born))
+            continue
+        try:
+            request.Free()
+        except MPI.Exception:
+            pass  # the handle is dropped with its Python object
     _graveyard[:] = alive
 
 
@@ -166,8 +211,21 @@ def world_size() -> int:
 
 
 def abandon(request: MPI.Request, keep: tuple = ()) -> None:
-    """Keep an unfinished request and its buffers alive until it completes."""
-    _graveyard.append((request, keep))
+    """Keep an unfinished request and its buffers alive until it completes (or is
+    released as one that never can, see ``_reap``)."""
+    _graveyard.append((request, keep, _renewals))
+
+
+def track(key: object, requests, keep: tuple) -> None:
+    """Note started operations (a request or a list) not waited for yet (a pipelined
+    broadcast): if the block is aborted before :func:`untrack`, the next renewal
+    abandons them with their buffers."""
+    _in_flight[id(key)] = (requests, keep)
+
+
+def untrack(key: object) -> None:
+    """The operation noted with ``track(key, ...)`` has been waited for."""
+    _in_flight.pop(id(key), None)
 
 
 def send_to_self(requests: list, keep: tuple) -> None:
@@ -189,6 +247,7 @@ def _poll(ready, what: str):
     result = ready()
     if result is not None:
         return result
+    runtime.state.waits += 1
     runtime.state.waiting = what
     try:
         spin_until = time.perf_counter() + _SPIN_SECONDS
@@ -298,10 +357,7 @@ def _free_grid_comms() -> None:
     the communicator until operations abandoned on it are done."""
     for pair in list(_grid_comms.values()):
         for c in pair:
-            try:
-                c.Free()
-            except MPI.Exception:
-                _graveyard.append(c)
+            _free(c)
     _grid_comms.clear()
 
 
@@ -382,10 +438,7 @@ def _free_staging() -> None:
     """Free every staging window (collective: only from ``renew``, where all labs are)."""
     for key, st in list(_staging.items()):
         del _staging[key]
-        try:
-            st.free()
-        except MPI.Exception:
-            _graveyard.append((None, st))
+        _free(st)
     for node in _nodes.values():
         _free(node)
     _nodes.clear()

@@ -40,6 +40,8 @@ from ..protocol.messages import (
     Set,
     Shutdown,
     Undecodable,
+    Waiting,
+    Where,
     connect,
 )
 from ..protocol.values import summarize
@@ -218,6 +220,9 @@ class LabServer:
                     msg = self.ctrl.recv()
                 except Undecodable:
                     continue
+                if isinstance(msg, Where):
+                    self.ctrl.send(self._waiting(msg.epoch))
+                    continue
                 if not isinstance(msg, Abort):
                     continue
                 with self.lock:
@@ -227,6 +232,22 @@ class LabServer:
                         self._trip(msg.reason)
         except (ChannelClosed, OSError, EOFError):
             os._exit(3)  # the client is gone: leave nothing behind
+
+    def _waiting(self, epoch: int) -> Waiting:
+        """Where the main thread waits in the block of ``epoch``: the library wait and the
+        innermost user line (read from its stack; nothing is recorded on the normal path)."""
+        lab = self.rank + 1
+        seq, what = state.waits, state.waiting
+        if not what or not self.running or state.epoch != epoch:
+            return Waiting(epoch, lab, "", "", seq)
+        frame = sys._current_frames().get(threading.main_thread().ident)  # noqa: SLF001 - documented CPython API
+        at = ""
+        while frame is not None:
+            if _is_user_frame(frame.f_code.co_filename):
+                at = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+                break
+            frame = frame.f_back
+        return Waiting(epoch, lab, what, at, seq)
 
     def _trip(self, reason: str) -> None:
         state.abort_reason = reason

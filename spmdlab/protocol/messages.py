@@ -14,7 +14,8 @@ Messages are the frozen dataclasses below:
 
 - client -> lab (main): :class:`Exec` (a :class:`Block`), :class:`Get`, :class:`Set`,
   :class:`Call`, :class:`Shutdown`; each request carries the epoch its reply must carry.
-- client -> lab (ctrl): :class:`Abort`.
+- client -> lab (ctrl): :class:`Abort`, :class:`Where` (only while a block looks stalled);
+  lab -> client (ctrl): :class:`Waiting`, the answer to :class:`Where`.
 - lab -> client (main): :class:`Output`, and one :class:`Reply` per request.
 - lab/shim -> client at start-up: :class:`Hello`; shim -> client (watch): :class:`Exit`.
 """
@@ -31,8 +32,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = ["ChannelClosed", "Undecodable", "Summary", "Done", "ReplyKind", "Reply", "Output", "Get", "Set", "Call",
-           "Shutdown", "Abort", "Hello", "Exit", "Input", "Block", "Exec", "Request", "stamp", "needs_user_pickle",
-           "needs_cloudpickle", "dumps", "Channel", "server_handshake", "split_address", "join_address", "connect"]
+           "Shutdown", "Abort", "Where", "Waiting", "Hello", "Exit", "Input", "Block", "Exec", "Request", "stamp",
+           "needs_user_pickle", "needs_cloudpickle", "dumps", "Channel", "server_handshake", "split_address",
+           "join_address", "connect"]
 
 _HEAD = struct.Struct("!QIQ")
 _CHALLENGE = 32
@@ -139,6 +141,27 @@ class Abort:
 
     epoch: int
     reason: str
+
+
+@dataclass(frozen=True)
+class Where:
+    """Ask a lab where it waits in the block of ``epoch`` (sent only when some labs of a
+    block finished while others are still busy, or a block runs long)."""
+
+    epoch: int
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A lab's answer to :class:`Where`: the library wait it is in (``what``, empty when
+    it is not waiting), at the user's ``file:line`` (``at``), and ``seq``, the number of
+    waits it has entered so far (a lab that moved on between two answers has another)."""
+
+    epoch: int
+    lab: int
+    what: str
+    at: str
+    seq: int
 
 
 @dataclass(frozen=True)

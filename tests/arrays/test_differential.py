@@ -24,13 +24,23 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spmdlab import codistributed, codistributor1d, codistributor2dbc, gather, redistribute, spmd
+from spmdlab import (
+    codistributed,
+    codistributor1d,
+    codistributor2dbc,
+    codistributorBlocks,
+    codistributorChunks,
+    gather,
+    getCodistributor,
+    redistribute,
+    spmd,
+)
 
 pytestmark = pytest.mark.timeout(600)
 
 EXAMPLES = int(os.environ.get("SPMDLAB_FUZZ_EXAMPLES", "40"))
 LABS = [int(n) for n in os.environ.get("SPMDLAB_FUZZ_LABS", "1,2,3").split(",")]
-DTYPES = ["bool", "int8", "int64", "uint16", "float32", "float64", ">f8", "complex128"]
+DTYPES = ["bool", "int8", "int64", "uint16", "float32", "float64", ">f8", ">i4", "complex64", "complex128"]
 
 
 # --------------------------------------------------------------------------- the operations
@@ -62,6 +72,30 @@ def _set_mask(X):
     Y = X.copy()
     Y[Y != 0] = 2
     return Y
+
+
+def _zeros_like(X, dtype):
+    """Zeros of X's shape in ``dtype``, in X's layout when X is codistributed (an out=)."""
+    Z = np.zeros(X.shape, dtype=dtype)
+    return codistributed(Z, getCodistributor(X)) if isinstance(X, codistributed) else Z
+
+
+def _into(fn, X, dtype):
+    """``fn(X, out=E)`` must write into E and return E itself."""
+    E = _zeros_like(X, dtype)
+    r = fn(X, E)
+    return r if r is E else f"returned {type(r).__name__}, not the out= array"
+
+
+def _inplace(X, op, other):
+    Y = X.copy()
+    alias = Y
+    Y = op(Y, other(X) if callable(other) else other)
+    return alias if Y is alias else "in-place operator made a new array"
+
+
+def _fft_dtype(X):
+    return np.fft.fft(np.zeros(1, X.dtype)).dtype
 
 
 # name -> (function of X (numpy or codistributed), dtype kinds it applies to, tolerance)
@@ -102,15 +136,44 @@ OPS = {
     "set_slice": (lambda X, c: _set_slice(X, _slice_key(X.shape, c["picks"])), "biufc", 0),
     "set_mask": (lambda X, c: _set_mask(X), "biufc", 0),
     "float": (lambda X, c: float(X), "biuf", 0),
+    # issue 19: out=, in-place operators, norms of empty and stacked arrays, byte orders, promotion
+    "out_sqrt": (lambda X, c: _into(lambda a, e: np.sqrt(a, out=e), X, np.sqrt(np.zeros(1, X.dtype)).dtype),
+                 "fc", 1e-6),
+    "out_add": (lambda X, c: _into(lambda a, e: np.add(a, a, out=e), X, np.add(X[:0], X[:0]).dtype), "biufc", 0),
+    "out_fft": (lambda X, c: _into(lambda a, e: np.fft.fft(a, out=e), X, _fft_dtype(X)), "fc", 1e-5),
+    "iadd": (lambda X, c: _inplace(X, lambda a, b: a.__iadd__(b), 1), "iufc", 0),
+    "imul_self": (lambda X, c: _inplace(X, lambda a, b: a.__imul__(b), lambda Z: Z), "biufc", 0),
+    "iadd_float": (lambda X, c: _inplace(X, lambda a, b: a.__iadd__(b), 1.5), "biufc", 0),
+    "vnorm_inf": (lambda X, c: np.linalg.vector_norm(X, ord=np.inf), "biufc", 1e-6),
+    "vnorm_keep": (lambda X, c: np.linalg.vector_norm(X, ord=0.5, keepdims=True), "biuf", 1e-5),
+    "norm": (lambda X, c: np.linalg.norm(X), "biufc", 1e-5),
+    "norm_1": (lambda X, c: np.linalg.norm(X, 1), "biufc", 1e-5),
+    "norm_inf": (lambda X, c: np.linalg.norm(X, np.inf), "biufc", 1e-5),
+    "mnorm_1": (lambda X, c: np.linalg.matrix_norm(X, ord=1), "biufc", 1e-5),
+    "mnorm_fro": (lambda X, c: np.linalg.matrix_norm(X), "biufc", 1e-5),
+    "triu": (lambda X, c: np.triu(X), "biufc", 0),
+    "pow2_plus_c64": (lambda X, c: X ** 2 + X.astype(np.complex64), "biufc", 1e-5),
+    "plus_f32": (lambda X, c: X + X.astype(np.float32), "biuf", 1e-6),
 }
 
 
 # --------------------------------------------------------------------------- lab side
 def _layout(case, n):
     kind, arg, part = case["layout"]
+    shape = tuple(case["shape"])
+    nd = len(shape)
     if kind == "2dbc":
         return codistributor2dbc(None, arg)
-    dim = arg % len(case["shape"]) + 1
+    if kind == "blocks":
+        return codistributorBlocks((arg,) * nd, "cyclicrow", shape)
+    if kind == "chunks":  # lab k's share of the first dimension grown by one each side (overlaps)
+        starts = np.concatenate(([0], np.cumsum(codistributor1d.defaultPartition(shape[0], n))))
+        rest = (slice(None),) * (nd - 1)
+        return codistributorChunks({k: [(slice(max(0, int(starts[k - 1]) - 1), min(shape[0], int(starts[k]) + 1)),)
+                                        + rest] for k in range(1, n + 1)}, shape)
+    dim = arg % nd + 1
+    if kind == "halo":
+        return codistributor1d(dim, None, shape, halo=1)
     if part is None:
         return codistributor1d(dim)
     extent = case["shape"][dim - 1]
@@ -199,8 +262,11 @@ def check_case(case) -> list:
 def cases(draw, n):
     ndim = draw(st.integers(1, 3))
     shape = tuple(draw(st.lists(st.integers(0, 5), min_size=ndim, max_size=ndim)))
-    if ndim == 2 and draw(st.booleans()):
+    kind = draw(st.sampled_from(["1d", "1d", "2dbc", "blocks", "chunks", "halo"]))
+    if ndim == 2 and kind == "2dbc":
         layout = ("2dbc", draw(st.sampled_from([1, 2, 64])), None)
+    elif kind in ("blocks", "chunks", "halo"):
+        layout = (kind, draw(st.integers(1, 3)) if kind == "blocks" else draw(st.integers(0, ndim - 1)), None)
     else:
         part = draw(st.none() | st.lists(st.integers(0, 5), min_size=n, max_size=n))
         layout = ("1d", draw(st.integers(0, ndim - 1)), part)

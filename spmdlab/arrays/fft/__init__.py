@@ -51,6 +51,7 @@ import scipy.fft as sfft
 from numpy.lib.array_utils import normalize_axis_index
 
 from ...layouts.codistributor import codistributor1d, codistributor2dbc
+from ..adapt import check_out_cast
 from ..array import codistributed
 from ..base import here
 from ..registry import implements
@@ -265,6 +266,7 @@ def _into(out: Any, local: np.ndarray, codist, shape: Tuple[int, ...], what: str
         raise TypeError(f"{what}: out= must be a codistributed array, got {type(out).__name__}")
     if tuple(out.shape) != tuple(shape):
         raise ValueError(f"{what}: out= has shape {tuple(out.shape)}, the result has {tuple(shape)}")
+    check_out_cast(what, local.dtype, out.dtype)
     local = fft_exchange.move(local, codist, out._codist)
     np.copyto(out._local, local, casting="same_kind")
     return out

@@ -28,7 +28,7 @@ from .dense import (
     solve_triangular,
 )
 from .grid import DEFAULT_BLOCKSIZE, ProcessGrid, to_2dbc
-from .norms import norm, np_norm, np_trace, np_tril, np_triu, trace, tril, triu
+from .norms import norm, np_matrix_norm, np_norm, np_trace, np_tril, np_triu, np_vector_norm, trace, tril, triu
 from .qr import lstsq, np_qr, qr
 from .svd import eig, np_eig, np_eigh, np_eigvals, np_eigvalsh, np_svd, svd
 
@@ -47,9 +47,7 @@ HANDLERS: Dict[Callable[..., Any], Callable[..., Any]] = {
 }
 for _name, _impl in (  # numpy >= 2's array-API names
         ("svdvals", lambda x: np_svd(x, compute_uv=False)),
-        ("matrix_norm", lambda x, keepdims=False, ord="fro": np_norm(x, ord, None, keepdims)),
-        ("vector_norm", lambda x, axis=None, keepdims=False, ord=2: np_norm(x, ord, axis, keepdims)
-         if x.ndim == 1 or axis is not None else np_norm(x.reshape(-1), ord, None, keepdims)),
+        ("matrix_norm", np_matrix_norm), ("vector_norm", np_vector_norm),
         ("trace", lambda x, offset=0, dtype=None: np_trace(x, offset, dtype=dtype))):
     if hasattr(np.linalg, _name):
         HANDLERS[getattr(np.linalg, _name)] = _impl

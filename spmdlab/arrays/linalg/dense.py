@@ -47,15 +47,16 @@ def _dtype(what: str, *xs: Any) -> np.dtype:
     """numpy.linalg's result type: integers and bools become float64; float16 and
     long double are refused, as numpy refuses them."""
     dts = [np.dtype(x.dtype) if hasattr(x, "dtype") else np.asarray(x).dtype for x in xs]
+    dts = [d.newbyteorder("=") if d.kind in "biufc" else d for d in dts]  # numpy takes any byte order
     for d in dts:
         if d.kind not in "biufc":
             raise TypeError(f"{what}: array type {d} is not supported (numbers only)")
         if d.kind in "fc" and d not in _LAPACK_TYPES:
             raise TypeError(f"{what}: array type {d} is unsupported in linalg "
                             "(use float32, float64, complex64 or complex128)")
+    if any(d.kind in "biu" for d in dts):  # numpy.linalg: integers and bools make it double
+        dts.append(np.dtype(np.float64))
     dt = np.result_type(*dts)
-    if dt.kind in "biu":
-        return np.dtype(np.float64)
     if dt not in _LAPACK_TYPES:
         raise TypeError(f"{what}: array type {dt} is unsupported in linalg")
     return dt
@@ -67,6 +68,9 @@ def _shape(x: Any) -> Tuple[int, ...]:
 
 def _square(A: Any, what: str, numpy_name: bool) -> int:
     s = _shape(A)
+    if len(s) > 2 and numpy_name:  # numpy takes a stack and works matrix by matrix
+        raise NotImplementedError(f"{what}: stacks of matrices (a {len(s)}-D codistributed array) are "
+                                  "not supported; use each 2-D matrix D[i]")
     if len(s) != 2:
         raise np.linalg.LinAlgError(f"{what}: {len(s)}-dimensional array given. Array must be "
                                     "two-dimensional") if numpy_name else \
@@ -313,7 +317,8 @@ def solve_triangular(T: Any, B: Any, lower: bool = False, unit_diagonal: bool = 
     dt = _dtype(what, T, B)
     w = _Work(T, dt, what)
     wb, vec = _rhs(B, n, w, dt, what)
-    if not unit_diagonal and _zero_diagonal(w, what):
+    empty = 0 in _shape(B)  # no right-hand sides: scipy returns the empty solution unchecked
+    if not unit_diagonal and not empty and _zero_diagonal(w, what):
         raise np.linalg.LinAlgError(f"{what}: singular matrix: a diagonal entry is zero")
     trsm(w.a, w.G, wb.a, wb.G, lower=bool(lower), unit=bool(unit_diagonal), what=what)
     return _out(wb, vec)
@@ -386,9 +391,14 @@ def chol(A: Any, triangle: str = "upper") -> Any:
 
 
 def cholesky(a: Any, /, *, upper: bool = False) -> Any:
-    """``np.linalg.cholesky``: lower L with ``L L^H = a`` (``upper=True``: ``L^H``)."""
-    L = _chol_lower(a, "numpy.linalg.cholesky", numpy_name=True)
-    return _ctrans(L) if upper else L
+    """``np.linalg.cholesky``: lower L with ``L L^H = a`` from a's lower triangle
+    (``upper=True``: upper U with ``U^H U = a`` from a's upper triangle, as numpy)."""
+    what = "numpy.linalg.cholesky"
+    if not upper:
+        return _chol_lower(a, what, numpy_name=True)
+    _square(a, what, True)
+    D = a if isinstance(a, codistributed) else to_2dbc(a, what)
+    return _ctrans(_chol_lower(_ctrans(D), what, numpy_name=True))
 
 
 # --------------------------------------------------------------------------- inverse, determinant

@@ -9,6 +9,14 @@ one module owning communicators) and the collectives the factorizations use alon
 grid row or column: panel broadcast, all-gather of panel pieces, row exchanges. Every
 wait is ``comm.wait`` (interruptible: Ctrl-C, another lab's error, a timeout end it).
 
+Those three move panels, so they are point-to-point messages (as BLACS builds its
+broadcasts), not MPI's nonblocking collectives: a block aborted inside a factorization
+leaves collectives that some lab never joined, and MPICH keeps such a collective's
+internal copies for good (~one panel per abort; issue 19), while an abandoned receive is
+cancelled and an unmatched send holds only its request. A grid row or column holds a
+few labs, so the root sends to each in turn. Tags carry ``comm.renewals()``, so a
+message of an aborted block can never match one of a later block.
+
 The index functions at module level are pure arithmetic (no MPI) and are tested
 without a pool. With one lab (and at the client) no communicator is made.
 
@@ -34,10 +42,6 @@ __all__ = ["numroc", "owner", "g2l", "l2g", "local_before", "ProcessGrid", "to_2
 # Block size the factorizations redistribute to when the input is not 2dbc already
 # (chosen from benchmarks/bench_linalg.py's block-size table).
 DEFAULT_BLOCKSIZE = 64
-
-# Started broadcasts not yet waited for (request, buffer); one abandoned by an abort
-# stays here for good, so its buffer is never freed under MPI.
-_IN_FLIGHT: dict = {}
 
 
 # --------------------------------------------------------------------------- index math
@@ -167,14 +171,14 @@ class ProcessGrid:
     def _bcast(self, c: Any, buf: np.ndarray, root: int, what: str) -> None:
         if not buf.flags.c_contiguous:
             raise ValueError("panel broadcast needs a C-contiguous buffer")
-        b = buf.reshape(-1).view(np.uint8)
-        self._wait(c.Ibcast([b, comm.MPI.BYTE], root), what, (buf,))
+        comm.wait_every(_start_bcast(c, buf, root), what, (buf,))
 
     def ibcast_row(self, buf: np.ndarray, root_col: int) -> Any:
         """Start a row broadcast (C-contiguous ``buf``, in place); returns a handle for
         :meth:`finish` (None if there is nothing to send). Until finished, the request
-        and buffer stay referenced from ``_IN_FLIGHT``: if the block is aborted with the
-        broadcast pending, MPI never writes into freed memory."""
+        and buffer are tracked in ``spmdlab.comm``: if the block is aborted with the
+        broadcast pending, the next renewal abandons them (MPI never writes into freed
+        memory)."""
         if self.npcol == 1 or buf.nbytes == 0:
             return None
         return self._ibcast(self.row_comm, buf, root_col)
@@ -186,15 +190,15 @@ class ProcessGrid:
         return self._ibcast(self.col_comm, buf, root_row)
 
     def _ibcast(self, c: Any, buf: np.ndarray, root: int) -> Any:
-        pending = (c.Ibcast([buf.reshape(-1).view(np.uint8), comm.MPI.BYTE], root), buf)
-        _IN_FLIGHT[id(pending)] = pending
+        pending = (_start_bcast(c, buf, root), buf)
+        comm.track(pending, pending[0], (buf,))
         return pending
 
     def finish(self, pending: Any, what: str) -> None:
         """Wait (interruptibly) for a broadcast from :meth:`ibcast_row`/:meth:`ibcast_col`."""
         if pending is not None:
-            self._wait(pending[0], what, (pending[1],))
-            _IN_FLIGHT.pop(id(pending), None)
+            comm.wait_every(pending[0], what, (pending[1],))
+            comm.untrack(pending)
 
     def allgatherv_col(self, part: np.ndarray, counts: Sequence[int], what: str) -> np.ndarray:
         """Rows from every lab of my grid column stacked by grid row: ``part`` has
@@ -210,10 +214,12 @@ class ProcessGrid:
         row_bytes = math.prod(tail) * part.dtype.itemsize
         c = np.asarray(counts, dtype=np.int64) * row_bytes
         d = np.concatenate(([0], np.cumsum(c)[:-1])).astype(np.int64)
-        send = part.reshape(-1).view(np.uint8) if part.nbytes else np.empty(0, np.uint8)
         recv = out.reshape(-1).view(np.uint8)
-        req = self.col_comm.Iallgatherv([send, comm.MPI.BYTE], [recv, (c, d), comm.MPI.BYTE])
-        self._wait(req, what, (send, out, c, d))
+        recv[d[self.myrow]:d[self.myrow] + c[self.myrow]] = part.reshape(-1).view(np.uint8)
+        mine = recv[d[self.myrow]:d[self.myrow] + c[self.myrow]]
+        sends = [mine if k != self.myrow else None for k in range(self.nprow)]
+        recvs = [recv[d[k]:d[k] + c[k]] if k != self.myrow else None for k in range(self.nprow)]
+        comm.wait_every(_exchange(self.col_comm, sends, recvs, _TAG_GATHER), what, (out,))
         return out
 
     def alltoallv(self, c: Any, size: int, sends: Sequence[Optional[np.ndarray]],
@@ -228,10 +234,14 @@ class ProcessGrid:
         rc = np.asarray(rbytes, dtype=np.int64)
         rd = np.concatenate(([0], np.cumsum(rc)[:-1])).astype(np.int64)
         rbuf = np.empty(int(rc.sum()), dtype=np.uint8)
-        B = comm.MPI.BYTE
-        req = c.Ialltoallv([sbuf, (sc, sd), B], [rbuf, (rc, rd), B])
-        self._wait(req, what, (sbuf, rbuf, sc, sd, rc, rd))
-        return [rbuf[o:o + k] for o, k in zip(rd, rc)]
+        me = c.Get_rank()
+        parts = [rbuf[o:o + k] for o, k in zip(rd, rc)]
+        if sc[me]:
+            parts[me][...] = sbuf[sd[me]:sd[me] + sc[me]]
+        sends = [sbuf[o:o + k] if k and r != me else None for r, (o, k) in enumerate(zip(sd, sc))]
+        recvs = [p if p.size and r != me else None for r, p in enumerate(parts)]
+        comm.wait_every(_exchange(c, sends, recvs, _TAG_EXCHANGE), what, (sbuf, rbuf))
+        return parts
 
     def allreduce(self, x: np.ndarray, how: str, what: str, scope: str = "all") -> np.ndarray:
         """Sum/max/min of a small array over the block (``scope='all'``) or my grid row
@@ -246,6 +256,34 @@ class ProcessGrid:
         out = np.empty_like(x)
         self._wait(c.Iallreduce(x, out, op), what, (x, out))
         return out
+
+
+_TAG_BCAST, _TAG_GATHER, _TAG_EXCHANGE = 1, 2, 3
+
+
+def _tag(kind: int) -> int:
+    """The tag of a grid message of ``kind``: new after every renewal of the labs'
+    communicators (the same on every lab), so nothing of an aborted block matches it."""
+    return kind + 4 * (comm.renewals() % (1 << 20))
+
+
+def _start_bcast(c: Any, buf: np.ndarray, root: int) -> list:
+    """Start a broadcast of ``buf`` from rank ``root`` of ``c``: the root sends to each
+    other rank, the others receive; the requests to wait for."""
+    b = buf.reshape(-1).view(np.uint8)
+    tag = _tag(_TAG_BCAST)
+    if c.Get_rank() != root:
+        return [c.Irecv([b, comm.MPI.BYTE], root, tag)]
+    return [c.Isend([b, comm.MPI.BYTE], k, tag) for k in range(c.Get_size()) if k != root]
+
+
+def _exchange(c: Any, sends: Sequence[Optional[np.ndarray]], recvs: Sequence[Optional[np.ndarray]],
+              kind: int) -> list:
+    """Start the messages of an exchange over ``c``: ``sends[k]`` to rank k, ``recvs[k]``
+    (a byte buffer of the size rank k sends) from rank k; None: nothing. Receives first."""
+    tag, B = _tag(kind), comm.MPI.BYTE
+    requests = [c.Irecv([r, B], k, tag) for k, r in enumerate(recvs) if r is not None]
+    return requests + [c.Isend([x, B], k, tag) for k, x in enumerate(sends) if x is not None]
 
 
 # --------------------------------------------------------------------------- redistribution

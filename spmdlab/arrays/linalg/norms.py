@@ -20,10 +20,11 @@ from typing import Any, Optional
 import numpy as np
 
 from ..array import codistributed, getCodistributor, getLocalPart, globalIndices
-from .qrbase import allgather_small, build, combine_sum, is_codist, layout_labs, real_dtype
+from .qrbase import allgather_small, build, combine_sum, is_codist, layout_labs, real_dtype, replicated_to_codist
 from .svd import singular_values
 
-__all__ = ["np_norm", "norm", "np_trace", "trace", "np_triu", "np_tril", "triu", "tril"]
+__all__ = ["np_norm", "np_vector_norm", "np_matrix_norm", "norm", "np_trace", "trace", "np_triu", "np_tril",
+           "triu", "tril"]
 
 
 def _float_local(D: codistributed) -> np.ndarray:
@@ -59,9 +60,11 @@ def _vector_norm(D: codistributed, ord: Any, what: str, rt: np.dtype) -> Any:
     L = _float_local(D)
     if ord is None or ord == 2:
         return rt.type(np.sqrt(combine_sum(np.asarray(_sumsq(L), dtype=rt), what)))
-    if ord == np.inf:
-        return rt.type(_gmax(float(_abs(L).max()) if L.size else -np.inf, what))
+    if ord == np.inf:  # |x| >= 0: the empty maximum is 0, as numpy's
+        return rt.type(_gmax(float(_abs(L).max()) if L.size else 0.0, what))
     if ord == -np.inf:
+        if D.size == 0:
+            raise ValueError(_EMPTY_MIN)
         return rt.type(_gmin(float(_abs(L).min()) if L.size else np.inf, what))
     if ord == 0:
         return rt.type(combine_sum(np.asarray(np.count_nonzero(L), dtype=np.float64), what))
@@ -89,16 +92,25 @@ def _matrix_norm(D: codistributed, ord: Any, what: str, rt: np.dtype) -> Any:
         return rt.type(np.sqrt(combine_sum(np.asarray(_sumsq(_float_local(D)), dtype=rt), what)))
     if ord in (1, -1, np.inf, -np.inf) and not isinstance(ord, str):
         s = _line_sums(D, 0 if ord in (1, -1) else 1, what)
+        if ord > 0:  # sums of |x| >= 0: the empty maximum is 0, as numpy's
+            return rt.type(s.max(initial=0.0))
         if s.size == 0:
-            raise ValueError("zero-size array to reduction operation maximum which has no identity")
-        return rt.type(s.max() if ord > 0 else s.min())
+            raise ValueError(_EMPTY_MIN)
+        return rt.type(s.min())
     if ord in (2, -2, "nuc"):
-        s = singular_values(D, what)
         k = min(D.shape)
+        if k == 0:  # no singular values: numpy's 0 for the sum and the maximum
+            if ord == -2:
+                raise ValueError(_EMPTY_MIN)
+            return rt.type(0)
+        s = singular_values(D, what)
         if s.size < k:
             s = np.concatenate((s, np.zeros(k - s.size, dtype=s.dtype)))
         return rt.type(s.sum() if ord == "nuc" else (s.max() if ord == 2 else s.min()))
     raise ValueError("Invalid norm order for matrices.")
+
+
+_EMPTY_MIN = "zero-size array to reduction operation minimum which has no identity"
 
 
 def _axes(axis: Any, nd: int) -> Optional[tuple]:
@@ -110,7 +122,8 @@ def _axes(axis: Any, nd: int) -> Optional[tuple]:
 
 def np_norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
     """``np.linalg.norm`` of a codistributed array (whole-array norms; ``axis`` may name
-    all axes in order). The result is a replicated numpy scalar (array with keepdims)."""
+    all axes in order). The result is a replicated numpy scalar (with keepdims a
+    codistributed array of ones' shape, as the reductions give)."""
     what = "numpy.linalg.norm"
     layout_labs(x, what)
     nd = x.ndim
@@ -129,7 +142,35 @@ def np_norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -
         r = _matrix_norm(x, ord, what, rt)
     else:
         raise ValueError("Improper number of dimensions to norm.")
-    return np.full((1,) * nd, r, dtype=rt) if keepdims else r
+    return replicated_to_codist(np.full((1,) * nd, r, dtype=rt)) if keepdims else r
+
+
+def np_vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:
+    """``np.linalg.vector_norm``: the norm of all elements as one vector (``axis`` None or
+    every axis); keepdims keeps every dimension as 1."""
+    nd = x.ndim
+    ax = _axes(axis, nd)
+    if ax is not None and sorted(ax) != list(range(nd)):
+        return np_norm(x, ord, axis, keepdims)  # (raises: norms along some axes)
+    r = np_norm(x if nd == 1 else x.reshape(-1), ord)
+    return replicated_to_codist(np.full((1,) * nd, r, dtype=np.asarray(r).dtype)) if keepdims else r
+
+
+def np_matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
+    """``np.linalg.matrix_norm``: the norm of each matrix of a stack (the last two
+    dimensions), one distributed matrix norm after another; a codistributed result in the
+    default layout of the stack's shape (as a reduction along axes)."""
+    if x.ndim < 2:
+        raise np.exceptions.AxisError(-2, x.ndim)
+    if ord not in (None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf) or isinstance(ord, bool):
+        raise ValueError("Invalid norm order for matrices.")
+    if x.ndim == 2:
+        return np_norm(x, ord, None, keepdims)
+    lead = tuple(x.shape[:-2])
+    vals = [np_norm(x[idx], ord) for idx in np.ndindex(*lead)]
+    dt = np.result_type(*vals) if vals else (real_dtype(x.dtype) if x.dtype.kind in "fc" else np.dtype(np.float64))
+    r = np.array(vals, dtype=dt).reshape(lead)
+    return replicated_to_codist(r.reshape(lead + (1, 1)) if keepdims else r)
 
 
 def norm(X: Any, p: Any = 2) -> Any:
@@ -140,6 +181,8 @@ def norm(X: Any, p: Any = 2) -> Any:
     if isinstance(p, str) and p.lower() in ("inf", "-inf"):
         p = np.inf if p.lower() == "inf" else -np.inf
     vector = X.ndim == 1 or (X.ndim == 2 and min(X.shape) == 1)
+    if X.ndim <= 2 and X.size == 0 and (vector or p in (1, 2, np.inf, "fro")):
+        return real_dtype(X.dtype).type(0) if X.dtype.kind in "fc" else np.float64(0)  # MATLAB: 0
     if not is_codist(X):
         A = np.asarray(X)
         if vector:
@@ -202,8 +245,8 @@ def _tri(m: Any, k: int, upper: bool, what: str) -> codistributed:
     rows, cols = _idx(m, m.ndim - 1), _idx(m, m.ndim)
     d = cols[None, :] - rows[:, None]
     keep = d >= k if upper else d <= k
-    out = np.where(keep, L, np.zeros(1, dtype=L.dtype))
-    return build(out.astype(L.dtype, copy=False), getCodistributor(m))
+    out = np.where(keep, L, np.zeros(1, dtype=L.dtype))  # native byte order, as numpy's
+    return build(out.astype(L.dtype.newbyteorder("="), copy=False), getCodistributor(m))
 
 
 def np_triu(m: Any, k: int = 0) -> codistributed:

@@ -49,6 +49,7 @@ from .qrbase import (
     layout_labs,
     linalg_dtype,
     local_rows_of,
+    real_dtype,
     replicated_to_codist,
     rows_of,
 )
@@ -224,7 +225,7 @@ def _x_result(x: np.ndarray, vector: bool) -> codistributed:
 
 def _out_dtype(A: codistributed, B: Any) -> np.dtype:
     bt = B.dtype if is_codist(B) else np.asarray(B).dtype
-    return np.result_type(A.dtype, linalg_dtype(bt, "lstsq"))
+    return np.result_type(linalg_dtype(A.dtype, "lstsq"), linalg_dtype(bt, "lstsq"))
 
 
 def _ls_tall_tsqr(A: codistributed, B: Any, vector: bool, rcond: Optional[float], full: bool,
@@ -244,7 +245,7 @@ def _ls_tall_tsqr(A: codistributed, B: Any, vector: bool, rcond: Optional[float]
     if not full:
         return xs
     resid = res.astype(s.dtype) if rank == n and m > n else np.empty(0, dtype=s.dtype)
-    return xs, resid, rank, s
+    return xs, resid, np.int32(rank), s
 
 
 def _ls_wide_tsqr(A: codistributed, B: Any, vector: bool, rcond: Optional[float], full: bool,
@@ -274,7 +275,7 @@ def _ls_wide_tsqr(A: codistributed, B: Any, vector: bool, rcond: Optional[float]
         xs = _build(xl, _rows_codist(parts, (n, nrhs)))
     if not full:
         return xs
-    return xs, np.empty(0, dtype=s.dtype), rank, s
+    return xs, np.empty(0, dtype=s.dtype), np.int32(rank), s
 
 
 def _gather_small(B: codistributed, what: str) -> np.ndarray:
@@ -386,6 +387,22 @@ def _vector_to_column(b: codistributed, what: str) -> codistributed:
     return _build(getLocalPart(br).reshape(-1, 1), codistributor1d(1, p, (b.shape[0], 1)))
 
 
+def _ls_empty(B: Any, shape: Tuple[int, int], vector: bool, dt: np.dtype, full: bool, what: str) -> Any:
+    """A with no rows or no columns: x = 0 (n x nrhs); numpy's residuals ``|b|^2`` per
+    column when m > n = 0, no singular values, rank 0."""
+    m, n = shape
+    x = replicated_to_codist(np.zeros((n,) if vector else (n, B.shape[1]), dtype=dt))
+    if not full:
+        return x
+    rdt = real_dtype(dt)
+    if m > 0:
+        Bf = _gather_small(B, what) if is_codist(B) else np.asarray(B)
+        resid = (np.abs(Bf.reshape(m, -1)) ** 2).sum(axis=0).astype(rdt)
+    else:
+        resid = np.empty(0, dtype=rdt)
+    return x, resid, np.int32(0), np.empty(0, dtype=rdt)
+
+
 def lstsq(A: Any, B: Any, rcond: Optional[float] = None, *, full_output: bool = True) -> Any:
     """Least squares ``min ||A x - B||`` (numpy's ``np.linalg.lstsq``; see the module
     docstring for the algorithms, the result layouts and ``full_output=False``)."""
@@ -396,6 +413,8 @@ def lstsq(A: Any, B: Any, rcond: Optional[float] = None, *, full_output: bool = 
     _, p = here()
     out_dt = _out_dtype(A, B)
     A = A if A.dtype == out_dt else A.astype(out_dt)
+    if m == 0 or n == 0:
+        return _ls_empty(B, (m, n), vector, out_dt, full_output, what)
     if m >= n and tall_skinny((m, n), p):
         return _ls_tall_tsqr(A, B, vector, rcond, full_output, what)
     if m < n and tall_skinny((n, m), p):

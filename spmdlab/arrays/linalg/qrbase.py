@@ -30,6 +30,8 @@ def linalg_dtype(dt: Any, what: str) -> np.dtype:
     """The dtype LAPACK works in for input dtype ``dt``, as ``np.linalg`` decides:
     bool and integers become float64; float16 and long double are refused."""
     dt = np.dtype(dt)
+    if dt.kind in "biufc":
+        dt = dt.newbyteorder("=")  # numpy takes any byte order and computes in the native one
     if dt.kind in "biu":
         return np.dtype(np.float64)
     if dt in _OK:
@@ -38,7 +40,7 @@ def linalg_dtype(dt: Any, what: str) -> np.dtype:
 
 
 def real_dtype(dt: np.dtype) -> np.dtype:
-    return np.dtype(np.float32) if np.dtype(dt) in (np.dtype(np.float32), np.dtype(np.complex64)) \
+    return np.dtype(np.float32) if np.dtype(dt).newbyteorder("=") in (np.dtype(np.float32), np.dtype(np.complex64)) \
         else np.dtype(np.float64)
 
 
