@@ -1,0 +1,158 @@
+"""Hermitian eigenproblems of codistributed matrices: ``np.linalg.eigh``/``eigvalsh``.
+
+ScaLAPACK's PDSYEVR pattern: the matrix goes to 2dbc (``grid.to_2dbc``; a 2dbc input
+keeps its grid and block size), the triangle numpy reads (``UPLO``) is mirrored into
+the other by one distributed transpose, ``tridiag.sytrd`` reduces it to a real
+tridiagonal T (PDSYTRD), and T's eigenproblem is solved by LAPACK through scipy:
+
+- eigenvalues only: ``xSTERF`` (``eigvalsh_tridiagonal``) on every lab, O(n^2);
+- eigenvectors: each lab computes the eigenpairs of its own share of the spectrum with
+  MRRR (``xSTEMR`` through ``eigh_tridiagonal(select='i')``; the division of work of
+  PDSTEMR, Vömel, "ScaLAPACK's MRRR algorithm", ACM TOMS 37(1), 2010). The shares are
+  contiguous index ranges whose boundaries are moved to the widest gap near the even
+  split, so a cluster of close eigenvalues is computed by one lab (orthogonality within
+  a cluster is MRRR's job within one call). The eigenvectors, n x (my share) on each
+  lab, are redistributed lab to lab to A's 2dbc layout and multiplied by Q
+  (``tridiag.apply_q``, PDORMTR).
+
+Results as numpy returns them: eigenvalues ascending, a replicated real numpy array
+(bitwise the same on every lab); eigenvectors a codistributed matrix in the 2dbc
+layout the reduction ran on. NaN or Inf in the input raises numpy's
+``LinAlgError("Eigenvalues did not converge")`` on every lab.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Tuple
+
+import numpy as np
+from scipy.linalg import eigh_tridiagonal, eigvalsh_tridiagonal
+
+from ...codistributor import codistributor1d
+from ..array import codistributed, getCodistributor, getLocalPart
+from ..transfer import redistribute
+from .grid import ProcessGrid, to_2dbc
+from .qrbase import allgather_rows, build, here, is_codist, layout_labs, linalg_dtype
+from .tridiag import Tridiagonal, apply_q, sytrd
+
+__all__ = ["np_eigh", "np_eigvalsh", "hermitian_eig", "is_hermitian", "square_2dbc",
+           "all_finite"]
+
+
+def square_2dbc(A: Any, what: str) -> codistributed:
+    """``A`` as a square 2dbc codistributed matrix in LAPACK's dtype (numpy's errors)."""
+    if not is_codist(A):
+        raise TypeError(f"{what}: expected a codistributed matrix, got {type(A).__name__}")
+    layout_labs(A, what)
+    if A.ndim != 2:
+        if A.ndim < 2:
+            raise np.linalg.LinAlgError(f"{what}: {A.ndim}-dimensional array given. Array must "
+                                        "be at least two-dimensional")
+        raise NotImplementedError(f"{what}: stacks of matrices (a {A.ndim}-D codistributed "
+                                  "array) are not supported; use a 2-D matrix")
+    if A.shape[0] != A.shape[1]:
+        raise np.linalg.LinAlgError(f"{what}: Last 2 dimensions of the array must be square "
+                                    f"(got {A.shape[0]}x{A.shape[1]})")
+    dt = linalg_dtype(A.dtype, what)
+    A = A if A.dtype == dt else A.astype(dt)
+    return to_2dbc(A, what)
+
+
+def all_finite(a: np.ndarray, g: ProcessGrid, what: str) -> bool:
+    """Whether every lab's local part is finite (the same answer on every lab)."""
+    bad = np.array([0 if np.isfinite(a).all() else 1], dtype=np.int32)
+    if g.numlabs > 1:
+        bad = g.connect(what).allreduce(bad, "max", what)
+    return not bool(bad[0])
+
+
+def _mirror(D: codistributed, uplo: str, what: str) -> Tuple[np.ndarray, ProcessGrid]:
+    """A local copy of the Hermitian matrix read from D's ``uplo`` triangle (both
+    triangles filled, real diagonal), and the grid."""
+    c = getCodistributor(D)
+    g = ProcessGrid(c).connect(what)
+    a = np.array(getLocalPart(D), copy=True)
+    DH = D.T.conj() if np.iscomplexobj(a) else D.T
+    ah = getLocalPart(redistribute(DH, c))
+    gr, gc = g.global_rows(), g.global_cols()
+    other = gr[:, None] < gc[None, :] if uplo == "L" else gr[:, None] > gc[None, :]
+    a[other] = ah[other]
+    del ah
+    if np.iscomplexobj(a):
+        i, j = np.nonzero(gr[:, None] == gc[None, :])
+        a[i, j] = a[i, j].real
+    return a, g
+
+
+def is_hermitian(D: codistributed, what: str) -> bool:
+    """MATLAB's test before a Hermitian solver: ``A == A'`` exactly (every lab)."""
+    c = getCodistributor(D)
+    g = ProcessGrid(c).connect(what)
+    DH = D.T.conj() if np.iscomplexobj(getLocalPart(D)) else D.T
+    same = np.array_equal(getLocalPart(redistribute(DH, c)), getLocalPart(D))
+    flag = np.array([0 if same else 1], dtype=np.int32)
+    if g.numlabs > 1:
+        flag = g.allreduce(flag, "max", what)
+    return not bool(flag[0])
+
+
+def _shares(w: np.ndarray, p: int) -> List[int]:
+    """Split points ``0 = s_0 <= ... <= s_p = n`` of the ascending eigenvalues ``w``:
+    near ``k n / p``, at the widest gap within a window (keeps clusters whole)."""
+    n = w.size
+    cuts = [0]
+    win = max(1, min(64, n // (4 * p))) if n >= 4 * p else 0
+    for k in range(1, p):
+        s = (k * n) // p
+        lo, hi = max(cuts[-1] + 1, s - win), min(n - 1, s + win)
+        if win and lo <= hi:
+            gaps = w[lo:hi + 1] - w[lo - 1:hi]
+            s = lo + int(np.argmax(gaps))
+        cuts.append(max(cuts[-1], min(s, n)))
+    cuts.append(n)
+    return cuts
+
+
+def _vectors(tri: Tridiagonal, D: codistributed, what: str) -> Tuple[np.ndarray, codistributed]:
+    d, e, g = tri.d, tri.e, tri.grid
+    n = d.size
+    lab, p = here()
+    cuts = _shares(eigvalsh_tridiagonal(d, e, lapack_driver="sterf") if p > 1 else d, p)
+    lo, hi = cuts[lab - 1], cuts[lab]
+    if hi > lo:
+        w, Z = eigh_tridiagonal(d, e, select="i", select_range=(lo, hi - 1), lapack_driver="stemr")
+    else:
+        w, Z = np.empty(0, d.dtype), np.empty((n, 0), d.dtype)
+    counts = [cuts[k + 1] - cuts[k] for k in range(p)]
+    w = allgather_rows(w.astype(d.dtype), counts, what)
+    c = getCodistributor(D)
+    Zd = build(np.asarray(Z, dtype=tri.local.dtype, order="C"), codistributor1d(2, counts, (n, n)))
+    Zl = np.array(getLocalPart(redistribute(Zd, c)), copy=True)
+    del Zd, Z
+    apply_q(tri, Zl)
+    return w, build(Zl, c)
+
+
+def hermitian_eig(A: Any, uplo: str, vectors: bool, what: str) -> Any:
+    """Eigenvalues (and eigenvectors) of the Hermitian matrix in A's ``uplo`` triangle."""
+    if uplo not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    D = square_2dbc(A, what)
+    a, g = _mirror(D, uplo, what)
+    if not all_finite(a, g, what):
+        raise np.linalg.LinAlgError("Eigenvalues did not converge")
+    tri = sytrd(a, g, what, keep_q=vectors)
+    if not vectors:
+        return eigvalsh_tridiagonal(tri.d, tri.e, lapack_driver="sterf") if tri.d.size else tri.d
+    return _vectors(tri, D, what)
+
+
+def np_eigh(a: Any, UPLO: str = "L") -> Tuple[np.ndarray, Any]:
+    """``np.linalg.eigh``: ``(eigenvalues, eigenvectors)`` (a plain tuple, so a client
+    ``distributed`` call splits it), eigenvectors 2dbc; see the module docstring."""
+    w, V = hermitian_eig(a, UPLO, True, "numpy.linalg.eigh")
+    return (w, V)
+
+
+def np_eigvalsh(a: Any, UPLO: str = "L") -> np.ndarray:
+    """``np.linalg.eigvalsh``: the eigenvalues, ascending, replicated."""
+    return hermitian_eig(a, UPLO, False, "numpy.linalg.eigvalsh")
