@@ -30,7 +30,8 @@ from .dense import (
 from .grid import DEFAULT_BLOCKSIZE, ProcessGrid, to_2dbc
 from .norms import norm, np_norm, np_trace, np_tril, np_triu, trace, tril, triu
 from .qr import lstsq, np_qr, qr
-from .svd import eig, np_eig, np_eigh, np_eigvals, np_eigvalsh, np_svd, svd
+from .eigh import np_eigh, np_eigvalsh
+from .svd import eig, np_eig, np_eigvals, np_svd, svd
 
 __all__ = ["mldivide", "mrdivide", "lu", "chol", "inv", "det", "solve_triangular",
            "qr", "lstsq", "svd", "eig", "norm", "trace", "triu", "tril",

@@ -162,5 +162,3 @@ def _eig_named(name: str) -> Any:
 
 np_eig = _eig_named("eig")
 np_eigvals = _eig_named("eigvals")
-np_eigh = _eig_named("eigh")
-np_eigvalsh = _eig_named("eigvalsh")
