@@ -21,11 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from ...codistributor import codistributor1d
+from ...codistributor import codistributor1d, codistributor2dbc
 from ..array import codistributed, getCodistributor, getLocalPart
 from ..transfer import redistribute
 from .qr import prepare, tall_skinny, tsqr_factor
 from .qrbase import build, here, is_codist
+from .svd2d import diag_like, svd_2dbc
 from .tsqr import local_q_complete, tsqr, tsqr_q
 
 __all__ = ["np_svd", "svd", "eig", "np_eig", "singular_values"]
@@ -35,13 +36,6 @@ __all__ = ["np_svd", "svd", "eig", "np_eig", "singular_values"]
 def SVDResult(U: Any, S: Any, Vh: Any) -> tuple:
     """A plain tuple (see ``qr.QRResult``)."""
     return (U, S, Vh)
-
-
-def _out_of_scope(what: str, m: int, n: int, p: int) -> NotImplementedError:
-    return NotImplementedError(
-        f"{what}: the SVD of a {m}x{n} distributed matrix on {p} labs is not supported (the "
-        "full SVD of square or nearly square matrices is out of scope); use the tall-skinny case, "
-        "m >= numlabs*n (or short-wide, n >= numlabs*m): TSQR, then the SVD of the small triangle")
 
 
 def _build(local: np.ndarray, codist: Any) -> codistributed:
@@ -78,7 +72,7 @@ def _core(A: Any, full_matrices: bool, compute_uv: bool, what: str) -> Any:
         else:
             W = tsqr_q(f, Ur)
         return SVDResult(Vrh.conj().T.copy(), s, _build(W.conj().T, codistributor1d(2, parts, (W.shape[1], n))))
-    raise _out_of_scope(what, m, n, p)
+    return svd_2dbc(A, full_matrices, compute_uv, what)
 
 
 def np_svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Any:
@@ -122,6 +116,11 @@ def svd(A: Any, *args: Any, nargout: int = 1) -> Any:
     m, n = A.shape
     rows = U.shape[1]
     cols = Vh.shape[0]
+    if is_codist(U) and isinstance(getCodistributor(U), codistributor2dbc):
+        c2 = getCodistributor(U)
+        V = redistribute(Vh.T.conj() if np.iscomplexobj(getLocalPart(Vh)) else Vh.T,
+                         codistributor2dbc(c2.LabGrid, c2.BlockSize, c2.Orientation, (cols, Vh.shape[0])))
+        return U, diag_like(s, c2, (rows, cols)), V
     S = _diag(s, rows, cols, s.dtype)
     if is_codist(Vh):
         c = getCodistributor(Vh)

@@ -1,0 +1,142 @@
+"""The SVD of a codistributed matrix of any shape on the 2dbc grid, and what follows
+from it: ``pinv``, ``matrix_rank``, ``cond``.
+
+Algorithm: bidiagonal reduction (``bidiag.gebrd``, ScaLAPACK PDGEBRD), chosen over a
+polar decomposition (QDWH, Nakatsukasa and Higham, "Stable and efficient spectral
+divide and conquer algorithms for the symmetric eigenvalue decomposition and the SVD",
+SIAM J. Sci. Comput. 35(3), 2013) because QDWH costs several QR factorizations and an
+``eigh`` (tens of n^3 flops against the reduction's 8/3 n^3), which cannot approach
+LAPACK's ``xGESDD`` on a few cores; QDWH pays off on thousands of cores. Then:
+
+- singular values: LAPACK ``xLASQ1`` (dqds) on the real bidiagonal, on every lab;
+- singular vectors: each lab computes its share of the singular triplets as
+  eigenvectors of the Golub-Kahan tridiagonal ``[[0, B^T], [B, 0]]`` permuted (LAPACK
+  xBDSVDX's method, Marques, Demmel, Vasconcelos, "Bidiagonal SVD computation via an
+  associated tridiagonal eigenproblem", ACM TOMS 46(2), 2020) by MRRR
+  (``eigh_tridiagonal(select='i')``); U and V of B are redistributed lab to lab to the
+  2dbc layout and multiplied by the reduction's Q and P (PDORMBR).
+
+A wide matrix (m < n) is handled through its conjugate transpose (one distributed
+transpose). Results: singular values a replicated numpy array (descending); U and Vh
+codistributed on A's 2dbc grid. NaN/Inf input: numpy's ``LinAlgError("SVD did not
+converge")`` on every lab.
+"""
+from __future__ import annotations
+
+from typing import Any, Tuple
+
+import numpy as np
+from scipy.linalg import eigh_tridiagonal
+
+from ...codistributor import codistributor1d, codistributor2dbc
+from ..array import codistributed, getCodistributor, getLocalPart
+from ..transfer import redistribute
+from .bidiag import Bidiagonal, apply_p, apply_q, gebrd, lasq1
+from .eigh import _shares, all_finite
+from .grid import ProcessGrid, to_2dbc
+from .householder import identity_like
+from .qrbase import build, here
+
+__all__ = ["svd_2dbc", "diag_like"]
+
+
+def _ctrans(D: codistributed) -> codistributed:
+    return D.T.conj() if np.iscomplexobj(getLocalPart(D)) else D.T
+
+
+def _like(c: codistributor2dbc, shape: Tuple[int, int]) -> codistributor2dbc:
+    return codistributor2dbc(list(c.LabGrid), c.BlockSize, c.Orientation, shape)
+
+
+def _tgk_vectors(bd: Bidiagonal, s: np.ndarray, what: str) -> Tuple[np.ndarray, np.ndarray, list]:
+    """My share of B's singular vectors (columns in descending order of s): ``(u, v,
+    counts)``, u and v n x (my count), real."""
+    d, e = bd.d, bd.e
+    n = d.size
+    lab, p = here()
+    cuts = _shares(-s, p)
+    lo, hi = cuts[lab - 1], cuts[lab]
+    counts = [cuts[k + 1] - cuts[k] for k in range(p)]
+    if hi == lo:
+        z = np.empty((n, 0), d.dtype)
+        return z, z.copy(), counts
+    off = np.empty(2 * n - 1, dtype=d.dtype)
+    off[0::2] = d
+    off[1::2] = e
+    _, Z = eigh_tridiagonal(np.zeros(2 * n, d.dtype), off, select="i",
+                            select_range=(2 * n - hi, 2 * n - lo - 1), lapack_driver="stemr")
+    Z = Z[:, ::-1]
+    v, u = Z[0::2], Z[1::2]
+    for x in (u, v):
+        nrm = np.linalg.norm(x, axis=0)
+        x /= np.where(nrm > 0, nrm, 1)
+    return np.ascontiguousarray(u), np.ascontiguousarray(v), counts
+
+
+def _left(bd: Bidiagonal, u: np.ndarray, counts: list, c: codistributor2dbc, m: int,
+          full: bool, dt: Any) -> codistributed:
+    """U = Q [U_B; 0] (m x n) or Q [[U_B, 0], [0, I]] (m x m)."""
+    n = u.shape[0]
+    mine = np.zeros((m, u.shape[1]), dtype=dt)
+    mine[:n] = u
+    ce = _like(c, (m, n))
+    Ue = getLocalPart(redistribute(build(mine, codistributor1d(2, counts, (m, n))), ce))
+    del mine
+    g = bd.grid
+    if full and m > n:
+        Z, cz = identity_like(g, m, m, dt)
+        Z[:, :Ue.shape[1]] = Ue
+    else:
+        Z, cz = np.array(Ue, dtype=dt, copy=True), ce
+    apply_q(bd, Z)
+    return build(Z, cz)
+
+
+def _right(bd: Bidiagonal, v: np.ndarray, counts: list, c: codistributor2dbc, dt: Any) -> codistributed:
+    """V = P V_B (n x n), as Vh = V^H."""
+    n = v.shape[0]
+    cv = _like(c, (n, n))
+    Vl = np.array(getLocalPart(redistribute(build(v.astype(dt), codistributor1d(2, counts, (n, n))), cv)),
+                  copy=True)
+    apply_p(bd, Vl, ProcessGrid(cv).connect(bd.what))
+    V = build(Vl, cv)
+    return redistribute(_ctrans(V), cv)
+
+
+def svd_2dbc(A: codistributed, full_matrices: bool, compute_uv: bool, what: str) -> Any:
+    """``(U, s, Vh)`` or ``s`` of the codistributed matrix A (LAPACK dtype, 2-D)."""
+    m, n = A.shape
+    if m < n:
+        out = svd_2dbc(_ctrans(A), full_matrices, compute_uv, what)
+        if not compute_uv:
+            return out
+        U, s, Vh = out  # A^H = U s Vh  =>  A = Vh^H s U^H
+        c = getCodistributor(U)
+        return redistribute(_ctrans(Vh), _like(c, (m, m))), s, \
+            redistribute(_ctrans(U), _like(c, (U.shape[1], U.shape[0])))
+    D = to_2dbc(A, what)
+    c = getCodistributor(D)
+    g = ProcessGrid(c).connect(what)
+    a = np.array(getLocalPart(D), copy=True)
+    if not all_finite(a, g, what):
+        raise np.linalg.LinAlgError("SVD did not converge")
+    bd = gebrd(a, g, what, keep=compute_uv)
+    s = lasq1(bd.d, bd.e)
+    if not compute_uv:
+        return s
+    u, v, counts = _tgk_vectors(bd, s, what)
+    U = _left(bd, u, counts, c, m, full_matrices, a.dtype)
+    Vh = _right(bd, v, counts, c, a.dtype)
+    return U, s, Vh
+
+
+def diag_like(s: np.ndarray, c: codistributor2dbc, shape: Tuple[int, int]) -> codistributed:
+    """The r x c matrix with ``s`` on its diagonal, in the 2dbc layout ``c`` (MATLAB's
+    S and D are distributed like the input)."""
+    cs = _like(c, shape)
+    g = ProcessGrid(cs)
+    S = np.zeros((g.mloc, g.nloc), dtype=s.dtype)
+    gr, gc = g.global_rows(), g.global_cols()
+    _, ir, ic = np.intersect1d(gr[gr < s.size], gc, return_indices=True)
+    S[ir, ic] = s[gr[ir]]
+    return build(S, cs)
