@@ -27,12 +27,13 @@ from .dense import (
     solve,
     solve_triangular,
 )
+from .eig import eig, np_eig, np_eigvals
+from .eigh import np_eigh, np_eigvalsh
 from .grid import DEFAULT_BLOCKSIZE, ProcessGrid, to_2dbc
 from .norms import norm, np_norm, np_trace, np_tril, np_triu, trace, tril, triu
 from .qr import lstsq, np_qr, qr
-from .eigh import np_eigh, np_eigvalsh
 from .spectral import cond, np_cond, np_matrix_rank, np_pinv, pinv, rank
-from .svd import eig, np_eig, np_eigvals, np_svd, svd
+from .svd import np_svd, svd
 
 __all__ = ["mldivide", "mrdivide", "lu", "chol", "inv", "det", "solve_triangular",
            "qr", "lstsq", "svd", "eig", "pinv", "rank", "cond", "norm", "trace", "triu", "tril",

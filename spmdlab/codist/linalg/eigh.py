@@ -113,7 +113,7 @@ def _shares(w: np.ndarray, p: int) -> List[int]:
 
 
 def _vectors(tri: Tridiagonal, D: codistributed, what: str) -> Tuple[np.ndarray, codistributed]:
-    d, e, g = tri.d, tri.e, tri.grid
+    d, e = tri.d, tri.e
     n = d.size
     lab, p = here()
     cuts = _shares(eigvalsh_tridiagonal(d, e, lapack_driver="sterf") if p > 1 else d, p)

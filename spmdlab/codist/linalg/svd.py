@@ -29,7 +29,7 @@ from .qrbase import build, here, is_codist
 from .svd2d import diag_like, svd_2dbc
 from .tsqr import local_q_complete, tsqr, tsqr_q
 
-__all__ = ["np_svd", "svd", "eig", "np_eig", "singular_values"]
+__all__ = ["np_svd", "svd", "singular_values"]
 
 
 
@@ -135,29 +135,3 @@ def _diag(s: np.ndarray, r: int, c: int, dt: Any) -> np.ndarray:
     k = min(r, c, s.size)
     S[np.arange(k), np.arange(k)] = s[:k]
     return S
-
-
-def _eig_error(what: str) -> NotImplementedError:
-    return NotImplementedError(
-        f"{what} is not supported for codistributed matrices (general eigenproblems are out of "
-        "scope). For the singular values of a tall matrix distributed by rows (m >= numlabs*n) "
-        "use np.linalg.svd(A, compute_uv=False) or svd(A) (TSQR)")
-
-
-def eig(A: Any, *args: Any, **kwargs: Any) -> Any:
-    """MATLAB's ``eig``: not supported for distributed matrices (raises)."""
-    if not is_codist(A):
-        return np.linalg.eigvals(np.asarray(A))
-    raise _eig_error("eig")
-
-
-def _eig_named(name: str) -> Any:
-    def handler(a: Any, *args: Any, **kwargs: Any) -> Any:
-        raise _eig_error(f"numpy.linalg.{name}")
-
-    handler.__name__ = f"np_{name}"
-    return handler
-
-
-np_eig = _eig_named("eig")
-np_eigvals = _eig_named("eigvals")

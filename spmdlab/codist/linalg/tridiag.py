@@ -31,7 +31,7 @@ grid columns, ``Z -= V T (V^H Z)`` by GEMM).
 """
 from __future__ import annotations
 
-from typing import Any, List, Tuple
+from typing import List, Tuple
 
 import numpy as np
 from scipy.linalg import get_lapack_funcs
