@@ -31,7 +31,7 @@ from .grid import ProcessGrid
 from .householder import _unit_lower, larft
 from .qrbase import combine_sum, real_dtype
 
-__all__ = ["Bidiagonal", "gebrd", "apply_q", "apply_p", "lasq1"]
+__all__ = ["Bidiagonal", "gebrd", "apply_q", "apply_p", "lasq1", "bdsdc"]
 
 
 class Bidiagonal:
@@ -211,31 +211,66 @@ def _allgather_cols(Vrow: np.ndarray, g: ProcessGrid, k: int, what: str) -> np.n
     return combine_sum(full, what) if g.numlabs > 1 else full
 
 
-_LASQ1: dict = {}
+_LAPACK: dict = {}
+
+
+def _lapack(name: str, nargs: int) -> Any:
+    """LAPACK routine ``name`` from scipy's ``cython_lapack`` (pointer arguments only)."""
+    if name not in _LAPACK:
+        from scipy.linalg import cython_lapack
+
+        cap = cython_lapack.__pyx_capi__[name]
+        api = ctypes.pythonapi
+        api.PyCapsule_GetName.restype = ctypes.c_char_p
+        api.PyCapsule_GetName.argtypes = [ctypes.py_object]
+        api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+        api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        ptr = api.PyCapsule_GetPointer(cap, api.PyCapsule_GetName(cap))
+        _LAPACK[name] = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * nargs)(ptr)
+    return _LAPACK[name]
+
+
+def _real(d: np.ndarray) -> np.dtype:
+    return np.dtype(np.float32 if d.dtype == np.float32 else np.float64)
 
 
 def lasq1(d: np.ndarray, e: np.ndarray) -> np.ndarray:
     """Singular values (descending) of the upper bidiagonal (d, e), LAPACK xLASQ1."""
-    from scipy.linalg import cython_lapack
-
     n = d.size
-    dt = np.dtype(np.float32 if d.dtype == np.float32 else np.float64)
-    name = "slasq1" if dt == np.float32 else "dlasq1"
-    if name not in _LASQ1:
-        cap = cython_lapack.__pyx_capi__[name]
-        ctypes.pythonapi.PyCapsule_GetName.restype = ctypes.c_char_p
-        ctypes.pythonapi.PyCapsule_GetName.argtypes = [ctypes.py_object]
-        ctypes.pythonapi.PyCapsule_GetPointer.restype = ctypes.c_void_p
-        ctypes.pythonapi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-        ptr = ctypes.pythonapi.PyCapsule_GetPointer(cap, ctypes.pythonapi.PyCapsule_GetName(cap))
-        _LASQ1[name] = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 5)(ptr)
+    dt = _real(d)
     s = np.array(d, dtype=dt, copy=True)
     ee = np.zeros(max(n, 1), dtype=dt)
     ee[:max(n - 1, 0)] = e
     work = np.zeros(max(4 * n, 1), dtype=dt)
     nn, info = ctypes.c_int(n), ctypes.c_int(0)
     if n:
-        _LASQ1[name](ctypes.byref(nn), s.ctypes.data, ee.ctypes.data, work.ctypes.data, ctypes.byref(info))
+        _lapack("slasq1" if dt == np.float32 else "dlasq1", 5)(
+            ctypes.byref(nn), s.ctypes.data, ee.ctypes.data, work.ctypes.data, ctypes.byref(info))
     if info.value:
         raise np.linalg.LinAlgError("SVD did not converge")
     return s
+
+
+def bdsdc(d: np.ndarray, e: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(s, U, Vt)`` of the upper bidiagonal (d, e) by divide and conquer (LAPACK
+    xBDSDC, Gu and Eisenstat 1995): B = U diag(s) Vt, s descending, U and Vt n x n."""
+    n = d.size
+    dt = _real(d)
+    s = np.array(d, dtype=dt, copy=True)
+    ee = np.zeros(max(n, 1), dtype=dt)
+    ee[:max(n - 1, 0)] = e
+    U = np.zeros((n, n), dtype=dt, order="F")
+    Vt = np.zeros((n, n), dtype=dt, order="F")
+    work = np.zeros(max(3 * n * n + 4 * n, 1), dtype=dt)
+    iwork = np.zeros(max(8 * n, 1), dtype=np.int32)
+    q, iq = np.zeros(1, dt), np.zeros(1, np.int32)
+    nn, ld, info = ctypes.c_int(n), ctypes.c_int(max(n, 1)), ctypes.c_int(0)
+    uplo, compq = ctypes.c_char(b"U"), ctypes.c_char(b"I")
+    if n:
+        _lapack("sbdsdc" if dt == np.float32 else "dbdsdc", 14)(
+            ctypes.byref(uplo), ctypes.byref(compq), ctypes.byref(nn), s.ctypes.data, ee.ctypes.data,
+            U.ctypes.data, ctypes.byref(ld), Vt.ctypes.data, ctypes.byref(ld), q.ctypes.data,
+            iq.ctypes.data, work.ctypes.data, iwork.ctypes.data, ctypes.byref(info))
+    if info.value:
+        raise np.linalg.LinAlgError("SVD did not converge")
+    return s, U, Vt

@@ -9,12 +9,12 @@ SIAM J. Sci. Comput. 35(3), 2013) because QDWH costs several QR factorizations a
 LAPACK's ``xGESDD`` on a few cores; QDWH pays off on thousands of cores. Then:
 
 - singular values: LAPACK ``xLASQ1`` (dqds) on the real bidiagonal, on every lab;
-- singular vectors: each lab computes its share of the singular triplets as
-  eigenvectors of the Golub-Kahan tridiagonal ``[[0, B^T], [B, 0]]`` permuted (LAPACK
-  xBDSVDX's method, Marques, Demmel, Vasconcelos, "Bidiagonal SVD computation via an
-  associated tridiagonal eigenproblem", ACM TOMS 46(2), 2020) by MRRR
-  (``eigh_tridiagonal(select='i')``); U and V of B are redistributed lab to lab to the
-  2dbc layout and multiplied by the reduction's Q and P (PDORMBR).
+- singular vectors: the bidiagonal's SVD by divide and conquer (LAPACK ``xBDSDC``, as
+  ``xGESDD``) **on lab 1**, which holds U_B and V_B (2 n^2 words there, as the README
+  says); they are redistributed lab to lab to the 2dbc layout and multiplied by the
+  reduction's Q and P on every lab (PDORMBR). (Splitting the spectrum over the labs
+  through the Golub-Kahan tridiagonal and MRRR, xBDSVDX's method, was tried: it loses
+  orthogonality, or stemr fails, for clustered small singular values.)
 
 A wide matrix (m < n) is handled through its conjugate transpose (one distributed
 transpose). Results: singular values a replicated numpy array (descending); U and Vh
@@ -26,16 +26,15 @@ from __future__ import annotations
 from typing import Any, Tuple
 
 import numpy as np
-from scipy.linalg import eigh_tridiagonal
 
 from ...codistributor import codistributor1d, codistributor2dbc
 from ..array import codistributed, getCodistributor, getLocalPart
 from ..transfer import redistribute
-from .bidiag import Bidiagonal, apply_p, apply_q, gebrd, lasq1
-from .eigh import _shares, all_finite
+from .bidiag import Bidiagonal, _real, apply_p, apply_q, bdsdc, gebrd, lasq1
+from .eigh import all_finite
 from .grid import ProcessGrid, to_2dbc
 from .householder import identity_like
-from .qrbase import build, here
+from .qrbase import allgather_rows, build, here
 
 __all__ = ["svd_2dbc", "diag_like"]
 
@@ -48,29 +47,21 @@ def _like(c: codistributor2dbc, shape: Tuple[int, int]) -> codistributor2dbc:
     return codistributor2dbc(list(c.LabGrid), c.BlockSize, c.Orientation, shape)
 
 
-def _tgk_vectors(bd: Bidiagonal, s: np.ndarray, what: str) -> Tuple[np.ndarray, np.ndarray, list]:
-    """My share of B's singular vectors (columns in descending order of s): ``(u, v,
-    counts)``, u and v n x (my count), real."""
-    d, e = bd.d, bd.e
-    n = d.size
+def _lab1_vectors(bd: Bidiagonal, what: str) -> Tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+    """B's SVD by xBDSDC on lab 1 (n x n U_B and V_B there), s sent to every lab:
+    ``(s, u, v, counts)`` with u, v this lab's columns (all on lab 1, none elsewhere)."""
+    n = bd.d.size
     lab, p = here()
-    cuts = _shares(-s, p)
-    lo, hi = cuts[lab - 1], cuts[lab]
-    counts = [cuts[k + 1] - cuts[k] for k in range(p)]
-    if hi == lo:
-        z = np.empty((n, 0), d.dtype)
-        return z, z.copy(), counts
-    off = np.empty(2 * n - 1, dtype=d.dtype)
-    off[0::2] = d
-    off[1::2] = e
-    _, Z = eigh_tridiagonal(np.zeros(2 * n, d.dtype), off, select="i",
-                            select_range=(2 * n - hi, 2 * n - lo - 1), lapack_driver="stemr")
-    Z = Z[:, ::-1]
-    v, u = Z[0::2], Z[1::2]
-    for x in (u, v):
-        nrm = np.linalg.norm(x, axis=0)
-        x /= np.where(nrm > 0, nrm, 1)
-    return np.ascontiguousarray(u), np.ascontiguousarray(v), counts
+    counts = [n] + [0] * (p - 1)
+    if lab == 1:
+        s, u, vt = bdsdc(bd.d, bd.e)
+        u, v = np.ascontiguousarray(u), np.ascontiguousarray(vt.T)
+        del vt
+    else:
+        s = np.zeros(n, _real(bd.d))
+        u = v = np.zeros((n, 0), s.dtype)
+    s = allgather_rows(s if lab == 1 else s[:0], counts, what)
+    return s, u, v, counts
 
 
 def _left(bd: Bidiagonal, u: np.ndarray, counts: list, c: codistributor2dbc, m: int,
@@ -121,10 +112,9 @@ def svd_2dbc(A: codistributed, full_matrices: bool, compute_uv: bool, what: str)
     if not all_finite(a, g, what):
         raise np.linalg.LinAlgError("SVD did not converge")
     bd = gebrd(a, g, what, keep=compute_uv)
-    s = lasq1(bd.d, bd.e)
     if not compute_uv:
-        return s
-    u, v, counts = _tgk_vectors(bd, s, what)
+        return lasq1(bd.d, bd.e)
+    s, u, v, counts = _lab1_vectors(bd, what)
     U = _left(bd, u, counts, c, m, full_matrices, a.dtype)
     Vh = _right(bd, v, counts, c, a.dtype)
     return U, s, Vh
