@@ -97,6 +97,8 @@ def test_shares_keep_clusters_whole():
     cuts = EH._shares(w, 2)
     assert cuts[0] == 0 and cuts[-1] == 16
     assert w[cuts[1]] - w[cuts[1] - 1] > 0  # never between equal eigenvalues
+    assert EH._shares(np.array([1, 1, 1, 1 + 1e-9, 2, 2, 2.0]), 3) == [0, 4, 4, 7]
+    assert EH._shares(np.ones(5), 2) == [0, 5, 5]
     for n, p in ((1, 3), (5, 5), (2, 4), (100, 3)):
         c = EH._shares(np.sort(np.random.default_rng(n).standard_normal(n)), p)
         assert len(c) == p + 1 and c[0] == 0 and c[-1] == n and all(np.diff(c) >= 0)
@@ -168,7 +170,8 @@ def _check_eigh(ck, label, A, D, dt, uplo="L"):
     ck.ok(label + " eigh values", np.abs(w - want).max() <= tol(dt, n) * nrm, f"{np.abs(w - want).max()}")
     Vg = gather(V)
     ck.ok(label + " eigh residual", np.abs(H @ Vg - Vg * w).max() <= tol(dt, n) * nrm)
-    ck.ok(label + " eigh orthogonal", np.abs(Vg.conj().T @ Vg - np.eye(n)).max() <= tol(dt, n),
+    # MRRR on each lab's share: orthogonality O(n eps) with a constant near LAPACK's 30
+    ck.ok(label + " eigh orthogonal", np.abs(Vg.conj().T @ Vg - np.eye(n)).max() <= 4 * tol(dt, n),
           f"{np.abs(Vg.conj().T @ Vg - np.eye(n)).max()}")
     wv = np.linalg.eigvalsh(D, UPLO=uplo)
     ck.ok(label + " eigvalsh", np.abs(wv - want).max() <= tol(dt, n) * nrm)

@@ -9,8 +9,8 @@ tridiagonal T (PDSYTRD), and T's eigenproblem is solved by LAPACK through scipy:
 - eigenvectors: each lab computes the eigenpairs of its own share of the spectrum with
   MRRR (``xSTEMR`` through ``eigh_tridiagonal(select='i')``; the division of work of
   PDSTEMR, Vömel, "ScaLAPACK's MRRR algorithm", ACM TOMS 37(1), 2010). The shares are
-  contiguous index ranges whose boundaries are moved to the widest gap near the even
-  split, so a cluster of close eigenvalues is computed by one lab (orthogonality within
+  contiguous index ranges whose boundaries are the gaps wider than 1e-3 ||T|| nearest
+  the even split, so a cluster of close eigenvalues is computed by one lab (orthogonality within
   a cluster is MRRR's job within one call). The eigenvectors, n x (my share) on each
   lab, are redistributed lab to lab to A's 2dbc layout and multiplied by Q
   (``tridiag.apply_q``, PDORMTR).
@@ -97,17 +97,19 @@ def is_hermitian(D: codistributed, what: str) -> bool:
 
 def _shares(w: np.ndarray, p: int) -> List[int]:
     """Split points ``0 = s_0 <= ... <= s_p = n`` of the ascending eigenvalues ``w``:
-    near ``k n / p``, at the widest gap within a window (keeps clusters whole)."""
+    each the one nearest ``k n / p`` among the gaps wider than 1e-3 ||T|| (MRRR's
+    cluster threshold), so a cluster is never split between labs (with no such gap,
+    one lab takes all)."""
     n = w.size
+    if n == 0 or p == 1:
+        return [0] + [n] * p
+    scale = float(np.abs(w).max()) or 1.0
+    ok = np.flatnonzero(np.diff(w) > 1e-3 * scale) + 1
     cuts = [0]
-    win = max(1, min(64, n // (4 * p))) if n >= 4 * p else 0
     for k in range(1, p):
-        s = (k * n) // p
-        lo, hi = max(cuts[-1] + 1, s - win), min(n - 1, s + win)
-        if win and lo <= hi:
-            gaps = w[lo:hi + 1] - w[lo - 1:hi]
-            s = lo + int(np.argmax(gaps))
-        cuts.append(max(cuts[-1], min(s, n)))
+        cand = ok[ok >= cuts[-1]]
+        s = int(cand[np.argmin(np.abs(cand - (k * n) // p))]) if cand.size else n
+        cuts.append(s)
     cuts.append(n)
     return cuts
 
