@@ -75,16 +75,21 @@ def general_eig(A: Any, vectors: bool, what: str) -> Any:
     del Z
     Zd = build(mine, codistributor1d(2, [n] + [0] * (p - 1), (n, n)))
     del mine
-    Zl = np.array(getLocalPart(redistribute(Zd, c)), copy=True)
+    R = redistribute(Zd, c)
     del Zd
-    if Zl.dtype == a.dtype:
+    if vdt == a.dtype:
+        Zl = np.array(getLocalPart(R), copy=True)
+        del R
         apply_q(red, Zl)
     else:  # complex eigenvectors of a real matrix: Q to the real and imaginary parts
-        re, im = np.ascontiguousarray(Zl.real), np.ascontiguousarray(Zl.imag)
+        re, im = np.ascontiguousarray(getLocalPart(R).real), np.ascontiguousarray(getLocalPart(R).imag)
+        del R
         apply_q(red, re)
         apply_q(red, im)
-        Zl = re + 1j * im
-    return w, build(Zl.astype(vdt, copy=False), c)
+        Zl = np.empty(re.shape, dtype=vdt)
+        Zl.real, Zl.imag = re, im
+        del re, im
+    return w, build(Zl, c)
 
 
 def np_eig(a: Any) -> Any:

@@ -22,14 +22,16 @@ layout the reduction ran on. NaN or Inf in the input raises numpy's
 """
 from __future__ import annotations
 
+import ctypes
 from typing import Any, List, Tuple
 
 import numpy as np
-from scipy.linalg import eigh_tridiagonal, eigvalsh_tridiagonal
+from scipy.linalg import eigvalsh_tridiagonal
 
 from ...codistributor import codistributor1d
 from ..array import codistributed, getCodistributor, getLocalPart
 from ..transfer import redistribute
+from .bidiag import _lapack, _real
 from .grid import ProcessGrid, to_2dbc
 from .qrbase import allgather_rows, build, here, is_codist, layout_labs, linalg_dtype
 from .tridiag import Tridiagonal, apply_q, sytrd
@@ -114,6 +116,35 @@ def _shares(w: np.ndarray, p: int) -> List[int]:
     return cuts
 
 
+def stemr(d: np.ndarray, e: np.ndarray, lo: int, hi: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Eigenpairs ``lo..hi-1`` (ascending) of the real symmetric tridiagonal (d, e) by
+    MRRR, LAPACK xSTEMR with ``range='I'``; the eigenvectors ``n x (hi - lo)`` only
+    (scipy's wrapper allocates n x n)."""
+    n, k = d.size, hi - lo
+    dt = _real(d)
+    dd = np.array(d, dtype=dt, copy=True)
+    ee = np.zeros(max(n, 1), dtype=dt)
+    ee[:max(n - 1, 0)] = e
+    w = np.zeros(max(n, 1), dtype=dt)
+    Z = np.zeros((k, n), dtype=dt)  # C order k x n: Fortran's n x k
+    isuppz = np.zeros(max(2 * k, 2), dtype=np.int32)
+    work = np.zeros(max(18 * n, 1), dtype=dt)
+    iwork = np.zeros(max(10 * n, 1), dtype=np.int32)
+    m, info = ctypes.c_int(0), ctypes.c_int(0)
+    tryrac = ctypes.c_int(1)
+    ints = [ctypes.c_int(x) for x in (n, lo + 1, hi, max(n, 1), k, work.size, iwork.size)]
+    vl = np.zeros(1, dt)
+    _lapack("sstemr" if dt == np.float32 else "dstemr", 21)(
+        ctypes.byref(ctypes.c_char(b"V")), ctypes.byref(ctypes.c_char(b"I")), ctypes.byref(ints[0]),
+        dd.ctypes.data, ee.ctypes.data, vl.ctypes.data, vl.ctypes.data, ctypes.byref(ints[1]),
+        ctypes.byref(ints[2]), ctypes.byref(m), w.ctypes.data, Z.ctypes.data, ctypes.byref(ints[3]),
+        ctypes.byref(ints[4]), isuppz.ctypes.data, ctypes.byref(tryrac), work.ctypes.data,
+        ctypes.byref(ints[5]), iwork.ctypes.data, ctypes.byref(ints[6]), ctypes.byref(info))
+    if info.value or m.value != k:
+        raise np.linalg.LinAlgError("Eigenvalues did not converge")
+    return w[:k], Z
+
+
 def _vectors(tri: Tridiagonal, D: codistributed, what: str) -> Tuple[np.ndarray, codistributed]:
     d, e = tri.d, tri.e
     n = d.size
@@ -121,15 +152,19 @@ def _vectors(tri: Tridiagonal, D: codistributed, what: str) -> Tuple[np.ndarray,
     cuts = _shares(eigvalsh_tridiagonal(d, e, lapack_driver="sterf") if p > 1 else d, p)
     lo, hi = cuts[lab - 1], cuts[lab]
     if hi > lo:
-        w, Z = eigh_tridiagonal(d, e, select="i", select_range=(lo, hi - 1), lapack_driver="stemr")
+        w, Zt = stemr(d, e, lo, hi)  # Zt: my eigenvectors as rows
     else:
-        w, Z = np.empty(0, d.dtype), np.empty((n, 0), d.dtype)
+        w, Zt = np.empty(0, d.dtype), np.empty((0, n), d.dtype)
     counts = [cuts[k + 1] - cuts[k] for k in range(p)]
     w = allgather_rows(w.astype(d.dtype), counts, what)
     c = getCodistributor(D)
-    Zd = build(np.asarray(Z, dtype=tri.local.dtype, order="C"), codistributor1d(2, counts, (n, n)))
-    Zl = np.array(getLocalPart(redistribute(Zd, c)), copy=True)
-    del Zd, Z
+    Z = np.empty((n, hi - lo), dtype=tri.local.dtype)
+    Z[...] = Zt.T
+    del Zt
+    R = redistribute(build(Z, codistributor1d(2, counts, (n, n))), c)
+    del Z
+    Zl = np.array(getLocalPart(R), copy=True)
+    del R
     apply_q(tri, Zl)
     return w, build(Zl, c)
 
