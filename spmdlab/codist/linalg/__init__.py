@@ -4,7 +4,9 @@ Public functions under MATLAB's names (``mldivide``, ``mrdivide``, ``lu``, ``cho
 ``inv``, ``det``) and :data:`HANDLERS`, the table mapping numpy functions
 (``np.linalg.solve``, ...) to implementations, looked up from
 ``CodistOps.__array_function__`` (registered in ``registry``). Algorithms: ``factor.py`` (ScaLAPACK PDGETRF,
-PDPOTRF, PDTRSM on the 2dbc grid of ``grid.py``).
+PDPOTRF, PDTRSM on the 2dbc grid of ``grid.py``); eigenproblems and the SVD (issue 27):
+``tridiag.py``/``eigh.py`` (PDSYTRD), ``bidiag.py``/``svd2d.py`` (PDGEBRD),
+``hessenberg.py``/``eig.py`` (PDGEHRD), ``spectral.py`` (pinv, rank, cond).
 """
 from __future__ import annotations
 

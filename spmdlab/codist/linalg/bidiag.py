@@ -44,7 +44,7 @@ class Bidiagonal:
         self.Tq, self.Tp, self.what = Tq, Tp, what
 
 
-def _gather(parts: List[Tuple[np.ndarray, np.ndarray, Any]], n_out: List[int], dt: Any,
+def _gather(parts: List[Tuple[np.ndarray, Any]], n_out: List[int], dt: Any,
             g: ProcessGrid, what: str) -> List[np.ndarray]:
     """Sum over the labs of zero-padded vectors: ``parts`` = (positions, values) per output."""
     offs = np.concatenate(([0], np.cumsum(n_out)))

@@ -1,19 +1,19 @@
-"""Singular values of tall-skinny (or short-wide) codistributed matrices, and the
-out-of-scope eigenproblems.
+"""The SVD of codistributed matrices (``np.linalg.svd``, MATLAB's ``svd``).
 
-The SVD of a tall matrix through QR is Chan's R-bidiagonalization idea (T. F. Chan, "An
-improved algorithm for computing the singular value decomposition", ACM TOMS 8(1),
-1982) with the QR done by TSQR (Demmel, Grigori, Hoemmen, Langou 2012): ``A = Q R`` with
-R small and replicated, ``R = U_r S V^H`` by LAPACK (``xGESDD`` through numpy, so a NaN
-gives numpy's LinAlgError, on every lab alike), so
-``A = (Q U_r) S V^H``; ``Q U_r`` is formed lab by lab without communication. A
-short-wide matrix (n >= numlabs m) goes through ``A^H``.
+Tall-skinny (m >= numlabs n) and short-wide (n >= numlabs m) matrices: the SVD
+through QR is Chan's R-bidiagonalization idea (T. F. Chan, "An improved algorithm for
+computing the singular value decomposition", ACM TOMS 8(1), 1982) with the QR done by
+TSQR (Demmel, Grigori, Hoemmen, Langou 2012): ``A = Q R`` with R small and replicated,
+``R = U_r S V^H`` by LAPACK (``xGESDD`` through numpy, so a NaN gives numpy's
+LinAlgError, on every lab alike), so ``A = (Q U_r) S V^H``; ``Q U_r`` is formed lab by
+lab without communication. A short-wide matrix goes through ``A^H``. Results: tall A
+(any layout; redistributed by rows): ``U`` by rows with the row partition of A's row
+layout, ``S`` and ``Vh`` replicated numpy arrays (small); short-wide A: ``U`` and ``S``
+replicated, ``Vh`` by columns.
 
-Results: tall A (m >= numlabs n, any layout; redistributed by rows): ``U`` by rows with
-the row partition of A's row layout, ``S`` and ``Vh`` replicated numpy arrays (small).
-Short-wide A: ``U`` and ``S`` replicated numpy arrays, ``Vh`` by columns. ``compute_uv=False``:
-``S`` only, a replicated numpy array (every lab has the same bits). The SVD of square or
-nearly square matrices and general eigenproblems raise ``NotImplementedError``.
+Every other shape: the bidiagonal reduction on the 2dbc grid (``svd2d.py``, PDGEBRD),
+U and Vh codistributed on A's grid. ``compute_uv=False``: ``S`` only, a replicated numpy
+array (every lab has the same bits).
 """
 from __future__ import annotations
 
@@ -93,8 +93,8 @@ def singular_values(A: Any, what: str = "svd") -> np.ndarray:
 def svd(A: Any, *args: Any, nargout: int = 1) -> Any:
     """MATLAB's ``svd``: ``s = svd(A)`` (a replicated numpy vector), ``U, S, V = svd(A,
     nargout=3)`` (full) or ``svd(A, "econ", nargout=3)`` / ``svd(A, 0, nargout=3)``
-    (economy); ``S`` is the diagonal matrix (replicated), ``V`` (not ``V^H``). Tall-skinny
-    and short-wide matrices only; see the module docstring for layouts."""
+    (economy); ``S`` is the diagonal matrix (replicated for the TSQR path, 2dbc like U
+    otherwise), ``V`` (not ``V^H``); see the module docstring for layouts."""
     what = "svd"
     econ = False
     for opt in args:
