@@ -28,10 +28,10 @@ from scipy.linalg import get_lapack_funcs
 
 from ..blas import gemm
 from .grid import ProcessGrid
-from .householder import _unit_lower, larft
+from .householder import larft, unit_lower
 from .qrbase import combine_sum, real_dtype
 
-__all__ = ["Bidiagonal", "gebrd", "apply_q", "apply_p", "lasq1", "bdsdc"]
+__all__ = ["Bidiagonal", "gebrd", "apply_q", "apply_p", "lasq1", "bdsdc", "lapack_routine", "real_of"]
 
 
 class Bidiagonal:
@@ -168,7 +168,7 @@ def apply_q(bd: Bidiagonal, Z: np.ndarray) -> None:
         Vb = np.empty((g.mloc - r, jb), dtype=a.dtype)
         if g.mycol == pc:
             c0 = g.cols_before(j0)
-            Vb[...] = _unit_lower(a[r:, c0:c0 + jb], g.global_rows()[r:] - j0)
+            Vb[...] = unit_lower(a[r:, c0:c0 + jb], g.global_rows()[r:] - j0)
         g.bcast_row(Vb, pc, bd.what)
         Zt = Z[r:]
         if Zt.shape[1]:
@@ -194,7 +194,7 @@ def apply_p(bd: Bidiagonal, Z: np.ndarray, g2: ProcessGrid) -> None:
         Vfull = _allgather_cols(Vrow, g, j0 + 1, bd.what)  # jb x (n - j0 - 1), replicated
         r = g2.rows_before(j0 + 1)
         gl = g2.global_rows()[r:] - (j0 + 1)
-        Vb = _unit_lower(np.ascontiguousarray(Vfull[:, gl].T), gl)
+        Vb = unit_lower(np.ascontiguousarray(Vfull[:, gl].T), gl)
         Zt = Z[r:]
         if Zt.shape[1]:
             W = Vb.conj().T @ Zt
@@ -214,7 +214,7 @@ def _allgather_cols(Vrow: np.ndarray, g: ProcessGrid, k: int, what: str) -> np.n
 _LAPACK: dict = {}
 
 
-def _lapack(name: str, nargs: int) -> Any:
+def lapack_routine(name: str, nargs: int) -> Any:
     """LAPACK routine ``name`` from scipy's ``cython_lapack`` (pointer arguments only)."""
     if name not in _LAPACK:
         from scipy.linalg import cython_lapack
@@ -230,21 +230,21 @@ def _lapack(name: str, nargs: int) -> Any:
     return _LAPACK[name]
 
 
-def _real(d: np.ndarray) -> np.dtype:
+def real_of(d: np.ndarray) -> np.dtype:
     return np.dtype(np.float32 if d.dtype == np.float32 else np.float64)
 
 
 def lasq1(d: np.ndarray, e: np.ndarray) -> np.ndarray:
     """Singular values (descending) of the upper bidiagonal (d, e), LAPACK xLASQ1."""
     n = d.size
-    dt = _real(d)
+    dt = real_of(d)
     s = np.array(d, dtype=dt, copy=True)
     ee = np.zeros(max(n, 1), dtype=dt)
     ee[:max(n - 1, 0)] = e
     work = np.zeros(max(4 * n, 1), dtype=dt)
     nn, info = ctypes.c_int(n), ctypes.c_int(0)
     if n:
-        _lapack("slasq1" if dt == np.float32 else "dlasq1", 5)(
+        lapack_routine("slasq1" if dt == np.float32 else "dlasq1", 5)(
             ctypes.byref(nn), s.ctypes.data, ee.ctypes.data, work.ctypes.data, ctypes.byref(info))
     if info.value:
         raise np.linalg.LinAlgError("SVD did not converge")
@@ -255,7 +255,7 @@ def bdsdc(d: np.ndarray, e: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndar
     """``(s, U, Vt)`` of the upper bidiagonal (d, e) by divide and conquer (LAPACK
     xBDSDC, Gu and Eisenstat 1995): B = U diag(s) Vt, s descending, U and Vt n x n."""
     n = d.size
-    dt = _real(d)
+    dt = real_of(d)
     s = np.array(d, dtype=dt, copy=True)
     ee = np.zeros(max(n, 1), dtype=dt)
     ee[:max(n - 1, 0)] = e
@@ -267,7 +267,7 @@ def bdsdc(d: np.ndarray, e: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndar
     nn, ld, info = ctypes.c_int(n), ctypes.c_int(max(n, 1)), ctypes.c_int(0)
     uplo, compq = ctypes.c_char(b"U"), ctypes.c_char(b"I")
     if n:
-        _lapack("sbdsdc" if dt == np.float32 else "dbdsdc", 14)(
+        lapack_routine("sbdsdc" if dt == np.float32 else "dbdsdc", 14)(
             ctypes.byref(uplo), ctypes.byref(compq), ctypes.byref(nn), s.ctypes.data, ee.ctypes.data,
             U.ctypes.data, ctypes.byref(ld), Vt.ctypes.data, ctypes.byref(ld), q.ctypes.data,
             iq.ctypes.data, work.ctypes.data, iwork.ctypes.data, ctypes.byref(info))

@@ -31,7 +31,7 @@ from scipy.linalg import eigvalsh_tridiagonal
 from ...codistributor import codistributor1d
 from ..array import codistributed, getCodistributor, getLocalPart
 from ..transfer import redistribute
-from .bidiag import _lapack, _real
+from .bidiag import lapack_routine, real_of
 from .grid import ProcessGrid, to_2dbc
 from .qrbase import allgather_rows, build, here, is_codist, layout_labs, linalg_dtype
 from .tridiag import Tridiagonal, apply_q, sytrd
@@ -121,7 +121,7 @@ def stemr(d: np.ndarray, e: np.ndarray, lo: int, hi: int) -> Tuple[np.ndarray, n
     MRRR, LAPACK xSTEMR with ``range='I'``; the eigenvectors ``n x (hi - lo)`` only
     (scipy's wrapper allocates n x n)."""
     n, k = d.size, hi - lo
-    dt = _real(d)
+    dt = real_of(d)
     dd = np.array(d, dtype=dt, copy=True)
     ee = np.zeros(max(n, 1), dtype=dt)
     ee[:max(n - 1, 0)] = e
@@ -134,7 +134,7 @@ def stemr(d: np.ndarray, e: np.ndarray, lo: int, hi: int) -> Tuple[np.ndarray, n
     tryrac = ctypes.c_int(1)
     ints = [ctypes.c_int(x) for x in (n, lo + 1, hi, max(n, 1), k, work.size, iwork.size)]
     vl = np.zeros(1, dt)
-    _lapack("sstemr" if dt == np.float32 else "dstemr", 21)(
+    lapack_routine("sstemr" if dt == np.float32 else "dstemr", 21)(
         ctypes.byref(ctypes.c_char(b"V")), ctypes.byref(ctypes.c_char(b"I")), ctypes.byref(ints[0]),
         dd.ctypes.data, ee.ctypes.data, vl.ctypes.data, vl.ctypes.data, ctypes.byref(ints[1]),
         ctypes.byref(ints[2]), ctypes.byref(m), w.ctypes.data, Z.ctypes.data, ctypes.byref(ints[3]),

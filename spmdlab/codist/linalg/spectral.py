@@ -16,8 +16,10 @@ from typing import Any
 import numpy as np
 
 from ..array import codistributed, getCodistributor, getLocalPart, globalIndices
+from .dense import np_inv
+from .norms import np_norm
 from .qrbase import build, is_codist, real_dtype
-from .svd import _core
+from .svd import svd_any as _core
 
 __all__ = ["np_pinv", "np_matrix_rank", "np_cond", "pinv", "rank", "cond"]
 
@@ -72,7 +74,6 @@ def np_matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: An
     if rtol is not None and tol is not None:
         raise ValueError("`tol` and `rtol` can't be both set.")
     if A.ndim < 2:
-        from .norms import np_norm
         return int(np_norm(A, np.inf) != 0)
     s = _core(A, False, False, "numpy.linalg.matrix_rank")
     if tol is None:
@@ -93,9 +94,8 @@ def np_cond(x: Any, p: Any = None) -> Any:
         with np.errstate(all="ignore"):
             r = s[-1] / s[0] if p == -2 else s[0] / s[-1]
     else:
-        from .dense import _square, np_inv
-        from .norms import np_norm
-        _square(x, what, True)
+        if x.ndim != 2 or x.shape[0] != x.shape[1]:
+            raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
@@ -105,7 +105,6 @@ def np_cond(x: Any, p: Any = None) -> Any:
                 r = np.nan
         r = rt.type(r)
     if np.isnan(r):
-        from .norms import np_norm
         if not np.isnan(np_norm(x, "fro")):  # numpy: NaN becomes inf unless x has a NaN
             r = np.inf
     return rt.type(r)

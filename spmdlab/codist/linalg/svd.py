@@ -29,7 +29,7 @@ from .qrbase import build, here, is_codist
 from .svd2d import diag_like, svd_2dbc
 from .tsqr import local_q_complete, tsqr, tsqr_q
 
-__all__ = ["np_svd", "svd", "singular_values"]
+__all__ = ["np_svd", "svd", "singular_values", "svd_any"]
 
 
 
@@ -73,6 +73,12 @@ def _core(A: Any, full_matrices: bool, compute_uv: bool, what: str) -> Any:
             W = tsqr_q(f, Ur)
         return SVDResult(Vrh.conj().T.copy(), s, _build(W.conj().T, codistributor1d(2, parts, (W.shape[1], n))))
     return svd_2dbc(A, full_matrices, compute_uv, what)
+
+
+def svd_any(A: Any, full_matrices: bool, compute_uv: bool, what: str) -> Any:
+    """``(U, s, Vh)`` or ``s`` of a codistributed matrix of any shape (the path by shape
+    and layout as in the module docstring)."""
+    return _core(A, full_matrices, compute_uv, what)
 
 
 def np_svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Any:

@@ -30,7 +30,7 @@ import numpy as np
 from ...codistributor import codistributor1d, codistributor2dbc
 from ..array import codistributed, getCodistributor, getLocalPart
 from ..transfer import redistribute
-from .bidiag import Bidiagonal, _real, apply_p, apply_q, bdsdc, gebrd, lasq1
+from .bidiag import Bidiagonal, apply_p, apply_q, bdsdc, gebrd, lasq1, real_of
 from .eigh import all_finite
 from .grid import ProcessGrid, to_2dbc
 from .householder import identity_like
@@ -58,7 +58,7 @@ def _lab1_vectors(bd: Bidiagonal, what: str) -> Tuple[np.ndarray, np.ndarray, np
         u, v = np.ascontiguousarray(u), np.ascontiguousarray(vt.T)
         del vt
     else:
-        s = np.zeros(n, _real(bd.d))
+        s = np.zeros(n, real_of(bd.d))
         u = v = np.zeros((n, 0), s.dtype)
     s = allgather_rows(s if lab == 1 else s[:0], counts, what)
     return s, u, v, counts
