@@ -66,7 +66,7 @@ __version__ = "0.1.0"
 # scipy, which would add about a second to every lab's start and to `import spmdlab`.
 _NUMERICS = ("fft", "fft2", "fftn", "ifft", "ifft2", "ifftn",
              "mldivide", "mrdivide", "lu", "chol", "inv", "det", "solve_triangular",
-             "qr", "lstsq", "svd", "eig", "norm", "trace", "triu", "tril")
+             "qr", "lstsq", "svd", "eig", "pinv", "rank", "cond", "norm", "trace", "triu", "tril")
 
 __all__ = [
     # pools and blocks

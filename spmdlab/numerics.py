@@ -22,7 +22,7 @@ def on_labs(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 __all__ = ["fft", "fft2", "fftn", "ifft", "ifft2", "ifftn",
            "mldivide", "mrdivide", "lu", "chol", "inv", "det", "solve_triangular",
-           "qr", "lstsq", "svd", "eig", "norm", "trace", "triu", "tril"]
+           "qr", "lstsq", "svd", "eig", "pinv", "rank", "cond", "norm", "trace", "triu", "tril"]
 
 fft = on_labs(fft_matlab.matlab_fft)
 ifft = on_labs(fft_matlab.matlab_ifft)
@@ -42,6 +42,9 @@ qr = on_labs(linalg.qr)
 lstsq = on_labs(linalg.lstsq)
 svd = on_labs(linalg.svd)
 eig = on_labs(linalg.eig)
+pinv = on_labs(linalg.pinv)
+rank = on_labs(linalg.rank)
+cond = on_labs(linalg.cond)
 norm = on_labs(linalg.norm)
 trace = on_labs(linalg.trace)
 triu = on_labs(linalg.triu)

@@ -6,7 +6,7 @@ A module that adds an operation registers it where it defines it::
     @implements(np.linalg.solve)
     def solve(a, b): ...
 
-and is imported by ``spmdlab/codist/__init__.py`` so the registration happens whenever
+and is imported by ``spmdlab/arrays/__init__.py`` so the registration happens whenever
 ``spmdlab`` is imported. A module whose imports are slow (the FFT and linear algebra pull
 in scipy, about a second of every lab's start) is named instead with
 ``implemented_in(module, *numpy_functions)`` and imported by ``lookup`` on first use.

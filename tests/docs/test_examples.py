@@ -50,6 +50,9 @@ CASES = [
      r"lab grid 2 x 2, blocks of 4 x 4\n  lab 1 stores rows \[0:4, 8:12, 16:20, 24:28, 32:36\][\s\S]*"
      r"    3 4 3 4 3 4 3 4 3\n"),
     ("linear_solve", ["--labs", "2", "--size", "9", "--block", "8"], r"on 2 labs: lab grid 1 x 2"),
+    ("pca", ["--size", "80", "--features", "8"], r"PCA of 80 samples x 8 features on 4 labs"),  # TSQR svd
+    ("pca", ["--labs", "3", "--size", "10", "--features", "6", "--top", "2"],  # 2dbc svd (not tall)
+     r"variance of the top components \(svd of the data\): +\[31\.99"),
 ]
 
 

@@ -4,7 +4,9 @@ Public functions under MATLAB's names (``mldivide``, ``mrdivide``, ``lu``, ``cho
 ``inv``, ``det``) and :data:`HANDLERS`, the table mapping numpy functions
 (``np.linalg.solve``, ...) to implementations, looked up from
 ``CodistOps.__array_function__`` (registered in ``registry``). Algorithms: ``factor.py`` (ScaLAPACK PDGETRF,
-PDPOTRF, PDTRSM on the 2dbc grid of ``grid.py``).
+PDPOTRF, PDTRSM on the 2dbc grid of ``grid.py``); eigenproblems and the SVD (issue 27):
+``tridiag.py``/``eigh.py`` (PDSYTRD), ``bidiag.py``/``svd2d.py`` (PDGEBRD),
+``hessenberg.py``/``eig.py`` (PDGEHRD), ``spectral.py`` (pinv, rank, cond).
 """
 from __future__ import annotations
 
@@ -27,13 +29,16 @@ from .dense import (
     solve,
     solve_triangular,
 )
+from .eig import eig, np_eig, np_eigvals
+from .eigh import np_eigh, np_eigvalsh
 from .grid import DEFAULT_BLOCKSIZE, ProcessGrid, to_2dbc
 from .norms import norm, np_matrix_norm, np_norm, np_trace, np_tril, np_triu, np_vector_norm, trace, tril, triu
 from .qr import lstsq, np_qr, qr
-from .svd import eig, np_eig, np_eigh, np_eigvals, np_eigvalsh, np_svd, svd
+from .spectral import cond, np_cond, np_matrix_rank, np_pinv, pinv, rank
+from .svd import np_svd, svd
 
 __all__ = ["mldivide", "mrdivide", "lu", "chol", "inv", "det", "solve_triangular",
-           "qr", "lstsq", "svd", "eig", "norm", "trace", "triu", "tril",
+           "qr", "lstsq", "svd", "eig", "pinv", "rank", "cond", "norm", "trace", "triu", "tril",
            "SINGULAR_WARNING", "ProcessGrid", "to_2dbc", "DEFAULT_BLOCKSIZE", "HANDLERS"]
 
 # numpy function -> implementation (same signature), for codistributed arguments
@@ -43,7 +48,8 @@ HANDLERS: Dict[Callable[..., Any], Callable[..., Any]] = {
     np.linalg.qr: np_qr, np.linalg.lstsq: lstsq, np.linalg.svd: np_svd,
     np.linalg.eig: np_eig, np.linalg.eigvals: np_eigvals, np.linalg.eigh: np_eigh,
     np.linalg.eigvalsh: np_eigvalsh, np.linalg.norm: np_norm, np.trace: np_trace,
-    np.triu: np_triu, np.tril: np_tril,
+    np.triu: np_triu, np.tril: np_tril, np.linalg.pinv: np_pinv,
+    np.linalg.matrix_rank: np_matrix_rank, np.linalg.cond: np_cond,
 }
 for _name, _impl in (  # numpy >= 2's array-API names
         ("svdvals", lambda x: np_svd(x, compute_uv=False)),

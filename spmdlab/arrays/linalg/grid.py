@@ -36,7 +36,7 @@ from ...layouts.codistributor import codistributor2dbc, numroc
 from ..array import codistributed, getCodistributor
 from ..transfer import redistribute
 
-__all__ = ["numroc", "owner", "g2l", "l2g", "local_before", "ProcessGrid", "to_2dbc",
+__all__ = ["grid_codist", "numroc", "owner", "g2l", "l2g", "local_before", "ProcessGrid", "to_2dbc",
            "DEFAULT_BLOCKSIZE", "choose_labgrid"]
 
 # Block size the factorizations redistribute to when the input is not 2dbc already
@@ -45,6 +45,14 @@ DEFAULT_BLOCKSIZE = 64
 
 
 # --------------------------------------------------------------------------- index math
+def grid_codist(D: Any) -> codistributor2dbc:
+    """The 2dbc codistributor of ``D``, a matrix already on the process grid."""
+    c = getCodistributor(D)
+    if not isinstance(c, codistributor2dbc):
+        raise TypeError(f"a matrix on the 2dbc grid was expected, got {type(c).__name__}")
+    return c
+
+
 def owner(i: Any, nb: int, nprocs: int) -> Any:
     """Grid coordinate owning global index ``i`` (int or array)."""
     return (i // nb) % nprocs

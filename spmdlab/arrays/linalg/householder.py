@@ -37,7 +37,7 @@ from ..blas import gemm
 from .grid import ProcessGrid, numroc
 from .tsqr import geqrf
 
-__all__ = ["larft", "Householder", "householder_qr", "identity_like"]
+__all__ = ["larft", "Householder", "householder_qr", "identity_like", "unit_lower"]
 
 
 def larft(V: np.ndarray, tau: np.ndarray) -> np.ndarray:
@@ -62,6 +62,9 @@ def _unit_lower(block: np.ndarray, gl: np.ndarray) -> np.ndarray:
     diag = gl < V.shape[1]
     V[np.flatnonzero(diag), gl[diag]] = 1
     return V
+
+
+unit_lower = _unit_lower  # (public name for the other reductions: bidiag.py)
 
 
 class Householder:

@@ -176,7 +176,7 @@ def np_matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> An
 def norm(X: Any, p: Any = 2) -> Any:
     """MATLAB's ``norm(X, p)``: for a vector (1-D, or one row or column) the p-norm (``p``
     a number, ``inf``, ``-inf`` or ``"fro"``); for a matrix ``p`` = 2 (largest singular
-    value, tall-skinny or short-wide only), 1, ``inf`` or ``"fro"``."""
+    value), 1, ``inf`` or ``"fro"``."""
     what = "norm"
     if isinstance(p, str) and p.lower() in ("inf", "-inf"):
         p = np.inf if p.lower() == "inf" else -np.inf

@@ -1,19 +1,19 @@
-"""Singular values of tall-skinny (or short-wide) codistributed matrices, and the
-out-of-scope eigenproblems.
+"""The SVD of codistributed matrices (``np.linalg.svd``, MATLAB's ``svd``).
 
-The SVD of a tall matrix through QR is Chan's R-bidiagonalization idea (T. F. Chan, "An
-improved algorithm for computing the singular value decomposition", ACM TOMS 8(1),
-1982) with the QR done by TSQR (Demmel, Grigori, Hoemmen, Langou 2012): ``A = Q R`` with
-R small and replicated, ``R = U_r S V^H`` by LAPACK (``xGESDD`` through numpy, so a NaN
-gives numpy's LinAlgError, on every lab alike), so
-``A = (Q U_r) S V^H``; ``Q U_r`` is formed lab by lab without communication. A
-short-wide matrix (n >= numlabs m) goes through ``A^H``.
+Tall-skinny (m >= numlabs n) and short-wide (n >= numlabs m) matrices: the SVD
+through QR is Chan's R-bidiagonalization idea (T. F. Chan, "An improved algorithm for
+computing the singular value decomposition", ACM TOMS 8(1), 1982) with the QR done by
+TSQR (Demmel, Grigori, Hoemmen, Langou 2012): ``A = Q R`` with R small and replicated,
+``R = U_r S V^H`` by LAPACK (``xGESDD`` through numpy, so a NaN gives numpy's
+LinAlgError, on every lab alike), so ``A = (Q U_r) S V^H``; ``Q U_r`` is formed lab by
+lab without communication. A short-wide matrix goes through ``A^H``. Results: tall A
+(any layout; redistributed by rows): ``U`` by rows with the row partition of A's row
+layout, ``S`` and ``Vh`` replicated numpy arrays (small); short-wide A: ``U`` and ``S``
+replicated, ``Vh`` by columns.
 
-Results: tall A (m >= numlabs n, any layout; redistributed by rows): ``U`` by rows with
-the row partition of A's row layout, ``S`` and ``Vh`` replicated numpy arrays (small).
-Short-wide A: ``U`` and ``S`` replicated numpy arrays, ``Vh`` by columns. ``compute_uv=False``:
-``S`` only, a replicated numpy array (every lab has the same bits). The SVD of square or
-nearly square matrices and general eigenproblems raise ``NotImplementedError``.
+Every other shape: the bidiagonal reduction on the 2dbc grid (``svd2d.py``, PDGEBRD),
+U and Vh codistributed on A's grid. ``compute_uv=False``: ``S`` only, a replicated numpy
+array (every lab has the same bits).
 """
 from __future__ import annotations
 
@@ -21,27 +21,21 @@ from typing import Any
 
 import numpy as np
 
-from ...layouts.codistributor import codistributor1d
+from ...layouts.codistributor import codistributor1d, codistributor2dbc
 from ..array import codistributed, getCodistributor, getLocalPart
 from ..transfer import redistribute
 from .qr import prepare, tall_skinny, tsqr_factor
 from .qrbase import build, here, is_codist
+from .svd2d import diag_like, svd_2dbc
 from .tsqr import local_q_complete, tsqr, tsqr_q
 
-__all__ = ["np_svd", "svd", "eig", "np_eig", "singular_values"]
+__all__ = ["np_svd", "svd", "singular_values", "svd_any"]
 
 
 
 def SVDResult(U: Any, S: Any, Vh: Any) -> tuple:
     """A plain tuple (see ``qr.QRResult``)."""
     return (U, S, Vh)
-
-
-def _out_of_scope(what: str, m: int, n: int, p: int) -> NotImplementedError:
-    return NotImplementedError(
-        f"{what}: the SVD of a {m}x{n} distributed matrix on {p} labs is not supported (the "
-        "full SVD of square or nearly square matrices is out of scope); use the tall-skinny case, "
-        "m >= numlabs*n (or short-wide, n >= numlabs*m): TSQR, then the SVD of the small triangle")
 
 
 def _build(local: np.ndarray, codist: Any) -> codistributed:
@@ -78,7 +72,13 @@ def _core(A: Any, full_matrices: bool, compute_uv: bool, what: str) -> Any:
         else:
             W = tsqr_q(f, Ur)
         return SVDResult(Vrh.conj().T.copy(), s, _build(W.conj().T, codistributor1d(2, parts, (W.shape[1], n))))
-    raise _out_of_scope(what, m, n, p)
+    return svd_2dbc(A, full_matrices, compute_uv, what)
+
+
+def svd_any(A: Any, full_matrices: bool, compute_uv: bool, what: str) -> Any:
+    """``(U, s, Vh)`` or ``s`` of a codistributed matrix of any shape (the path by shape
+    and layout as in the module docstring)."""
+    return _core(A, full_matrices, compute_uv, what)
 
 
 def np_svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Any:
@@ -99,8 +99,8 @@ def singular_values(A: Any, what: str = "svd") -> np.ndarray:
 def svd(A: Any, *args: Any, nargout: int = 1) -> Any:
     """MATLAB's ``svd``: ``s = svd(A)`` (a replicated numpy vector), ``U, S, V = svd(A,
     nargout=3)`` (full) or ``svd(A, "econ", nargout=3)`` / ``svd(A, 0, nargout=3)``
-    (economy); ``S`` is the diagonal matrix (replicated), ``V`` (not ``V^H``). Tall-skinny
-    and short-wide matrices only; see the module docstring for layouts."""
+    (economy); ``S`` is the diagonal matrix (replicated for the TSQR path, 2dbc like U
+    otherwise), ``V`` (not ``V^H``); see the module docstring for layouts."""
     what = "svd"
     econ = False
     for opt in args:
@@ -122,6 +122,11 @@ def svd(A: Any, *args: Any, nargout: int = 1) -> Any:
     m, n = A.shape
     rows = U.shape[1]
     cols = Vh.shape[0]
+    if is_codist(U) and isinstance(getCodistributor(U), codistributor2dbc):
+        c2 = getCodistributor(U)
+        V = redistribute(Vh.T.conj() if np.iscomplexobj(getLocalPart(Vh)) else Vh.T,
+                         codistributor2dbc(c2.LabGrid, c2.BlockSize, c2.Orientation, (cols, Vh.shape[0])))
+        return U, diag_like(s, c2, (rows, cols)), V
     S = _diag(s, rows, cols, s.dtype)
     if is_codist(Vh):
         c = getCodistributor(Vh)
@@ -136,31 +141,3 @@ def _diag(s: np.ndarray, r: int, c: int, dt: Any) -> np.ndarray:
     k = min(r, c, s.size)
     S[np.arange(k), np.arange(k)] = s[:k]
     return S
-
-
-def _eig_error(what: str) -> NotImplementedError:
-    return NotImplementedError(
-        f"{what} is not supported for codistributed matrices (general eigenproblems are out of "
-        "scope). For the singular values of a tall matrix distributed by rows (m >= numlabs*n) "
-        "use np.linalg.svd(A, compute_uv=False) or svd(A) (TSQR)")
-
-
-def eig(A: Any, *args: Any, **kwargs: Any) -> Any:
-    """MATLAB's ``eig``: not supported for distributed matrices (raises)."""
-    if not is_codist(A):
-        return np.linalg.eigvals(np.asarray(A))
-    raise _eig_error("eig")
-
-
-def _eig_named(name: str) -> Any:
-    def handler(a: Any, *args: Any, **kwargs: Any) -> Any:
-        raise _eig_error(f"numpy.linalg.{name}")
-
-    handler.__name__ = f"np_{name}"
-    return handler
-
-
-np_eig = _eig_named("eig")
-np_eigvals = _eig_named("eigvals")
-np_eigh = _eig_named("eigh")
-np_eigvalsh = _eig_named("eigvalsh")

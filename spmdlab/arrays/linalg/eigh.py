@@ -1,0 +1,195 @@
+"""Hermitian eigenproblems of codistributed matrices: ``np.linalg.eigh``/``eigvalsh``.
+
+ScaLAPACK's PDSYEVR pattern: the matrix goes to 2dbc (``grid.to_2dbc``; a 2dbc input
+keeps its grid and block size), the triangle numpy reads (``UPLO``) is mirrored into
+the other by one distributed transpose, ``tridiag.sytrd`` reduces it to a real
+tridiagonal T (PDSYTRD), and T's eigenproblem is solved by LAPACK through scipy:
+
+- eigenvalues only: ``xSTERF`` (``eigvalsh_tridiagonal``) on every lab, O(n^2);
+- eigenvectors: each lab computes the eigenpairs of its own share of the spectrum with
+  MRRR (``xSTEMR`` through ``eigh_tridiagonal(select='i')``; the division of work of
+  PDSTEMR, Vömel, "ScaLAPACK's MRRR algorithm", ACM TOMS 37(1), 2010). The shares are
+  contiguous index ranges whose boundaries are the gaps wider than 1e-3 ||T|| nearest
+  the even split, so a cluster of close eigenvalues is computed by one lab (orthogonality within
+  a cluster is MRRR's job within one call). The eigenvectors, n x (my share) on each
+  lab, are redistributed lab to lab to A's 2dbc layout and multiplied by Q
+  (``tridiag.apply_q``, PDORMTR).
+
+Results as numpy returns them: eigenvalues ascending, a replicated real numpy array
+(bitwise the same on every lab); eigenvectors a codistributed matrix in the 2dbc
+layout the reduction ran on. NaN or Inf in the input raises numpy's
+``LinAlgError("Eigenvalues did not converge")`` on every lab.
+"""
+from __future__ import annotations
+
+import ctypes
+from typing import Any, List, Tuple
+
+import numpy as np
+from scipy.linalg import eigvalsh_tridiagonal
+
+from ...layouts.codistributor import codistributor1d
+from ..array import codistributed, getLocalPart
+from ..transfer import redistribute
+from .bidiag import lapack_routine, real_of
+from .grid import ProcessGrid, grid_codist, to_2dbc
+from .qrbase import allgather_rows, build, here, is_codist, layout_labs, linalg_dtype
+from .tridiag import Tridiagonal, apply_q, sytrd
+
+__all__ = ["np_eigh", "np_eigvalsh", "hermitian_eig", "is_hermitian", "square_2dbc",
+           "all_finite"]
+
+
+def square_2dbc(A: Any, what: str) -> codistributed:
+    """``A`` as a square 2dbc codistributed matrix in LAPACK's dtype (numpy's errors)."""
+    if not is_codist(A):
+        raise TypeError(f"{what}: expected a codistributed matrix, got {type(A).__name__}")
+    layout_labs(A, what)
+    if A.ndim != 2:
+        if A.ndim < 2:
+            raise np.linalg.LinAlgError(f"{what}: {A.ndim}-dimensional array given. Array must "
+                                        "be at least two-dimensional")
+        raise NotImplementedError(f"{what}: stacks of matrices (a {A.ndim}-D codistributed "
+                                  "array) are not supported; use a 2-D matrix")
+    if A.shape[0] != A.shape[1]:
+        raise np.linalg.LinAlgError(f"{what}: Last 2 dimensions of the array must be square "
+                                    f"(got {A.shape[0]}x{A.shape[1]})")
+    dt = linalg_dtype(A.dtype, what)
+    A = A if A.dtype == dt else A.astype(dt)
+    return to_2dbc(A, what)
+
+
+def all_finite(a: np.ndarray, g: ProcessGrid, what: str) -> bool:
+    """Whether every lab's local part is finite (the same answer on every lab)."""
+    bad = np.array([0 if np.isfinite(a).all() else 1], dtype=np.int32)
+    if g.numlabs > 1:
+        bad = g.connect(what).allreduce(bad, "max", what)
+    return not bool(bad[0])
+
+
+def _mirror(D: codistributed, uplo: str, what: str) -> Tuple[np.ndarray, ProcessGrid]:
+    """A local copy of the Hermitian matrix read from D's ``uplo`` triangle (both
+    triangles filled, real diagonal), and the grid."""
+    c = grid_codist(D)
+    g = ProcessGrid(c).connect(what)
+    a = np.array(getLocalPart(D), copy=True)
+    DH = D.T.conj() if np.iscomplexobj(a) else D.T
+    ah = getLocalPart(redistribute(DH, c))
+    gr, gc = g.global_rows(), g.global_cols()
+    other = gr[:, None] < gc[None, :] if uplo == "L" else gr[:, None] > gc[None, :]
+    a[other] = ah[other]
+    del ah
+    if np.iscomplexobj(a):
+        i, j = np.nonzero(gr[:, None] == gc[None, :])
+        a[i, j] = a[i, j].real
+    return a, g
+
+
+def is_hermitian(D: codistributed, what: str) -> bool:
+    """MATLAB's test before a Hermitian solver: ``A == A'`` exactly (every lab)."""
+    c = grid_codist(D)
+    g = ProcessGrid(c).connect(what)
+    DH = D.T.conj() if np.iscomplexobj(getLocalPart(D)) else D.T
+    same = np.array_equal(getLocalPart(redistribute(DH, c)), getLocalPart(D))
+    flag = np.array([0 if same else 1], dtype=np.int32)
+    if g.numlabs > 1:
+        flag = g.allreduce(flag, "max", what)
+    return not bool(flag[0])
+
+
+def _shares(w: np.ndarray, p: int) -> List[int]:
+    """Split points ``0 = s_0 <= ... <= s_p = n`` of the ascending eigenvalues ``w``:
+    each the one nearest ``k n / p`` among the gaps wider than 1e-3 ||T|| (MRRR's
+    cluster threshold), so a cluster is never split between labs (with no such gap,
+    one lab takes all)."""
+    n = w.size
+    if n == 0 or p == 1:
+        return [0] + [n] * p
+    scale = float(np.abs(w).max()) or 1.0
+    ok = np.flatnonzero(np.diff(w) > 1e-3 * scale) + 1
+    cuts = [0]
+    for k in range(1, p):
+        cand = ok[ok >= cuts[-1]]
+        s = int(cand[np.argmin(np.abs(cand - (k * n) // p))]) if cand.size else n
+        cuts.append(s)
+    cuts.append(n)
+    return cuts
+
+
+def stemr(d: np.ndarray, e: np.ndarray, lo: int, hi: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Eigenpairs ``lo..hi-1`` (ascending) of the real symmetric tridiagonal (d, e) by
+    MRRR, LAPACK xSTEMR with ``range='I'``; the eigenvectors ``n x (hi - lo)`` only
+    (scipy's wrapper allocates n x n)."""
+    n, k = d.size, hi - lo
+    dt = real_of(d)
+    dd = np.array(d, dtype=dt, copy=True)
+    ee = np.zeros(max(n, 1), dtype=dt)
+    ee[:max(n - 1, 0)] = e
+    w = np.zeros(max(n, 1), dtype=dt)
+    Z = np.zeros((k, n), dtype=dt)  # C order k x n: Fortran's n x k
+    isuppz = np.zeros(max(2 * k, 2), dtype=np.int32)
+    work = np.zeros(max(18 * n, 1), dtype=dt)
+    iwork = np.zeros(max(10 * n, 1), dtype=np.int32)
+    m, info = ctypes.c_int(0), ctypes.c_int(0)
+    tryrac = ctypes.c_int(1)
+    ints = [ctypes.c_int(x) for x in (n, lo + 1, hi, max(n, 1), k, work.size, iwork.size)]
+    vl = np.zeros(1, dt)
+    lapack_routine("sstemr" if dt == np.float32 else "dstemr", 21)(
+        ctypes.byref(ctypes.c_char(b"V")), ctypes.byref(ctypes.c_char(b"I")), ctypes.byref(ints[0]),
+        dd.ctypes.data, ee.ctypes.data, vl.ctypes.data, vl.ctypes.data, ctypes.byref(ints[1]),
+        ctypes.byref(ints[2]), ctypes.byref(m), w.ctypes.data, Z.ctypes.data, ctypes.byref(ints[3]),
+        ctypes.byref(ints[4]), isuppz.ctypes.data, ctypes.byref(tryrac), work.ctypes.data,
+        ctypes.byref(ints[5]), iwork.ctypes.data, ctypes.byref(ints[6]), ctypes.byref(info))
+    if info.value or m.value != k:
+        raise np.linalg.LinAlgError("Eigenvalues did not converge")
+    return w[:k], Z
+
+
+def _vectors(tri: Tridiagonal, D: codistributed, what: str) -> Tuple[np.ndarray, codistributed]:
+    d, e = tri.d, tri.e
+    n = d.size
+    lab, p = here()
+    cuts = _shares(eigvalsh_tridiagonal(d, e, lapack_driver="sterf") if p > 1 else d, p)
+    lo, hi = cuts[lab - 1], cuts[lab]
+    if hi > lo:
+        w, Zt = stemr(d, e, lo, hi)  # Zt: my eigenvectors as rows
+    else:
+        w, Zt = np.empty(0, d.dtype), np.empty((0, n), d.dtype)
+    counts = [cuts[k + 1] - cuts[k] for k in range(p)]
+    w = allgather_rows(w.astype(d.dtype), counts, what)
+    c = grid_codist(D)
+    Z = np.empty((n, hi - lo), dtype=tri.local.dtype)
+    Z[...] = Zt.T
+    del Zt
+    R = redistribute(build(Z, codistributor1d(2, counts, (n, n))), c)
+    del Z
+    Zl = np.array(getLocalPart(R), copy=True)
+    del R
+    apply_q(tri, Zl)
+    return w, build(Zl, c)
+
+
+def hermitian_eig(A: Any, uplo: str, vectors: bool, what: str) -> Any:
+    """Eigenvalues (and eigenvectors) of the Hermitian matrix in A's ``uplo`` triangle."""
+    if uplo not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    D = square_2dbc(A, what)
+    a, g = _mirror(D, uplo, what)
+    if not all_finite(a, g, what):
+        raise np.linalg.LinAlgError("Eigenvalues did not converge")
+    tri = sytrd(a, g, what, keep_q=vectors)
+    if not vectors:
+        return eigvalsh_tridiagonal(tri.d, tri.e, lapack_driver="sterf") if tri.d.size else tri.d
+    return _vectors(tri, D, what)
+
+
+def np_eigh(a: Any, UPLO: str = "L") -> Tuple[np.ndarray, Any]:
+    """``np.linalg.eigh``: ``(eigenvalues, eigenvectors)`` (a plain tuple, so a client
+    ``distributed`` call splits it), eigenvectors 2dbc; see the module docstring."""
+    w, V = hermitian_eig(a, UPLO, True, "numpy.linalg.eigh")
+    return (w, V)
+
+
+def np_eigvalsh(a: Any, UPLO: str = "L") -> np.ndarray:
+    """``np.linalg.eigvalsh``: the eigenvalues, ascending, replicated."""
+    return hermitian_eig(a, UPLO, False, "numpy.linalg.eigvalsh")

@@ -1,0 +1,155 @@
+"""Householder reduction of a Hermitian 2dbc matrix to real tridiagonal form, and the
+back-transformation of eigenvectors (ScaLAPACK PDSYTRD/PDLATRD and PDORMTR).
+
+Blocked as LAPACK's xSYTRD/xHETRD with ``uplo='L'`` (Dongarra, Sorensen, Hammarling,
+"Block reduction of matrices to condensed forms for eigenvalue computations", J. Comput.
+Appl. Math. 27, 1989), distributed as ScaLAPACK's PDSYTRD (Choi, Demmel, Dhillon,
+Dongarra, Ostrouchov, Petitet, Stanley, Walker, Whaley, "ScaLAPACK: a portable linear
+algebra library for distributed memory computers", Comput. Phys. Commun. 97, 1996).
+For each panel of ``nb`` columns (one block column of the grid):
+
+1. PDLATRD, column by column: the current column (the panel-start matrix's, corrected
+   by the panel's earlier reflectors, ``a -= V W^H e + W V^H e``), LAPACK ``xLARFG``
+   for the reflector, then ``w = tau (A v - W V^H v - V W^H v)`` and
+   ``w += -tau/2 (w^H v) v``. ``A v`` is the one distributed step: every lab multiplies
+   its local part of the trailing matrix by its columns' entries of ``v`` (a local
+   GEMV) and the partial vectors, together with the next column's entries, are summed
+   over the labs in lab order (one all-gather of ``2 (n - j)`` numbers per column;
+   every lab then holds the same V, W, tau bitwise). ScaLAPACK keeps V and W
+   distributed along the grid rows and columns; here the panel's V and W (``n x nb``
+   each, O(n nb) workspace) are replicated, which costs the same words moved for the
+   small grids spmdlab runs on and lets every vector step run redundantly.
+2. PDSYR2K: the trailing matrix ``A -= V W^H + W V^H`` by two local GEMMs on each
+   lab's part (rows and columns from the replicated V and W, no communication).
+
+Both triangles are kept (the update is a full rank-2nb GEMM), so the trailing GEMV
+reads a plain local block. The reflectors are stored, as LAPACK does, below the
+subdiagonal of the panel columns of the factored local part; ``T`` per panel (xLARFT)
+is replicated. :func:`apply_q` multiplies ``Q = H_1 ... H_{n-1}`` into a matrix laid
+out like A (PDORMTR: per panel, V broadcast along grid rows, ``V^H Z`` summed down
+grid columns, ``Z -= V T (V^H Z)`` by GEMM).
+"""
+from __future__ import annotations
+
+from typing import List, Tuple
+
+import numpy as np
+from scipy.linalg import get_lapack_funcs
+
+from ..blas import gemm
+from .grid import ProcessGrid
+from .householder import larft
+from .qrbase import combine_sum, real_dtype
+
+__all__ = ["Tridiagonal", "sytrd", "apply_q"]
+
+
+class Tridiagonal:
+    """The reduction on one lab: ``d, e`` (real, replicated), the factored local part
+    (reflectors below the subdiagonal of every panel), one ``T`` per panel."""
+
+    def __init__(self, grid: ProcessGrid, local: np.ndarray, d: np.ndarray, e: np.ndarray,
+                 Ts: List[np.ndarray], what: str) -> None:
+        self.grid, self.local, self.d, self.e, self.Ts, self.what = grid, local, d, e, Ts, what
+
+
+def _sum(x: np.ndarray, g: ProcessGrid, what: str) -> np.ndarray:
+    return x if g.numlabs == 1 else combine_sum(x, what)
+
+
+def _matvec_and_column(a: np.ndarray, g: ProcessGrid, j: int, v: np.ndarray | None,
+                       gr: np.ndarray, gc: np.ndarray, what: str) -> Tuple[np.ndarray, np.ndarray]:
+    """``A[j:, j:] @ v`` (``v`` None: skipped) and the column ``A[j:, j]`` of the
+    distributed matrix, on every lab."""
+    t = g.n - j
+    buf = np.zeros((2, t), dtype=a.dtype)
+    r1, c1 = g.rows_before(j), g.cols_before(j)
+    rows = gr[r1:] - j
+    if v is not None and rows.size and c1 < a.shape[1]:
+        buf[0, rows] = a[r1:, c1:] @ v[gc[c1:] - j]
+    if t and g.col_owner(j) == g.mycol and rows.size:
+        buf[1, rows] = a[r1:, g.local_col(j)[1]]
+    buf = _sum(buf, g, what)
+    return buf[0], buf[1]
+
+
+def sytrd(a: np.ndarray, g: ProcessGrid, what: str, keep_q: bool = True) -> Tridiagonal:
+    """Reduce the Hermitian matrix whose local part (both triangles) is ``a`` (modified
+    in place) to tridiagonal form; collective over the block's labs."""
+    n, nb, dt = g.n, g.nb, a.dtype
+    d = np.zeros(n, dtype=real_dtype(dt))
+    e = np.zeros(max(n - 1, 0), dtype=real_dtype(dt))
+    Ts: List[np.ndarray] = []
+    if n == 0:
+        return Tridiagonal(g, a, d, e, Ts, what)
+    larfg = get_lapack_funcs("larfg", dtype=dt)
+    gr, gc = g.global_rows(), g.global_cols()
+    _, col = _matvec_and_column(a, g, 0, None, gr, gc, what)
+    for j0 in range(0, n - 1, nb):
+        jb = min(nb, n - 1 - j0)
+        t = n - j0
+        V = np.zeros((t, jb), dtype=dt)
+        W = np.zeros((t, jb), dtype=dt)
+        taus = np.zeros(jb, dtype=dt)
+        for i in range(jb):
+            j = j0 + i
+            x = col.copy()  # A[j:, j] at the panel's start
+            if i:
+                x -= V[i:, :i] @ W[i, :i].conj() + W[i:, :i] @ V[i, :i].conj()
+            d[j] = x[0].real
+            beta, tail, tau = larfg(n - j - 1, x[1], x[2:].copy())
+            e[j] = beta.real
+            v = np.empty(n - j - 1, dtype=dt)
+            v[0] = 1
+            v[1:] = tail
+            y, col = _matvec_and_column(a, g, j + 1, v, gr, gc, what)
+            if i:
+                Vi, Wi = V[i + 1:, :i], W[i + 1:, :i]
+                y -= Wi @ (Vi.conj().T @ v) + Vi @ (Wi.conj().T @ v)
+            y *= tau
+            y += (-0.5 * tau * np.vdot(y, v)) * v
+            V[i + 1:, i] = v
+            W[i + 1:, i] = y
+            taus[i] = tau
+        # the next column, corrected by this panel; the trailing update (PDSYR2K)
+        col -= V[jb:] @ W[jb, :].conj() + W[jb:] @ V[jb, :].conj()
+        r2, c2 = g.rows_before(j0 + jb), g.cols_before(j0 + jb)
+        if r2 < a.shape[0] and c2 < a.shape[1]:
+            Vr, Wr = V[gr[r2:] - j0], W[gr[r2:] - j0]
+            Vc, Wc = V[gc[c2:] - j0], W[gc[c2:] - j0]
+            At = a[r2:, c2:]
+            gemm(-1.0, Vr, Wc.conj().T, 1.0, At)
+            gemm(-1.0, Wr, Vc.conj().T, 1.0, At)
+        if keep_q:
+            Vp = V[1:]
+            Ts.append(larft(Vp, taus))
+            if g.col_owner(j0) == g.mycol:
+                rb, c0 = g.rows_before(j0 + 1), g.cols_before(j0)
+                a[rb:, c0:c0 + jb] = Vp[gr[rb:] - (j0 + 1)]
+    d[n - 1] = col[0].real
+    return Tridiagonal(g, a, d, e, Ts, what)
+
+
+def apply_q(tri: Tridiagonal, Z: np.ndarray) -> None:
+    """``Z <- Q Z`` in place, ``Z`` this lab's local part of an n x k matrix whose rows
+    are laid out as A's (PDORMTR: block reflectors applied last panel first)."""
+    g, a = tri.grid, tri.local
+    n, nb = g.n, g.nb
+    panels = list(range(0, n - 1, nb))
+    for p in reversed(range(len(panels))):
+        j0 = panels[p]
+        jb = min(nb, n - 1 - j0)
+        pc = g.col_owner(j0)
+        rb = g.rows_before(j0 + 1)
+        V = np.empty((g.mloc - rb, jb), dtype=a.dtype)
+        if g.mycol == pc:
+            c0 = g.cols_before(j0)
+            V[...] = a[rb:, c0:c0 + jb]
+        g.bcast_row(V, pc, tri.what)
+        Zt = Z[rb:]
+        if Zt.shape[1] == 0:
+            continue
+        Wt = V.conj().T @ Zt
+        if g.nprow > 1:
+            Wt = g.allreduce(Wt, "sum", tri.what, "col")
+        gemm(-1.0, V, tri.Ts[p] @ Wt, 1.0, Zt)
