@@ -43,6 +43,18 @@ LAYERS = [
     {"linalg.svd", "linalg.dense"},
     {"linalg.norms"},
     {"linalg"},
+    # sparse matrices and Krylov solvers (issue 25), loaded on first use
+    {"sparse.matrix"},
+    {"sparse.exchange", "sparse.move"},
+    {"sparse.products"},
+    {"sparse.ops", "sparse.select"},
+    {"sparse.array"},
+    {"sparse.build"},
+    {"sparse.problem"},
+    {"sparse.pcg"},
+    {"sparse.gmres", "sparse.bicgstab", "sparse.others"},
+    {"sparse.precond"},
+    {"sparse"},
     {"__init__"},
 ]
 
