@@ -29,8 +29,8 @@ from .codist.base import check_codist_arg as _check_codist_arg
 from .codist.base import check_dtype as _check_dtype
 from .codist.base import complete as _complete
 from .codist.base import is_plain as _is_plain
+from .codist.base import is_scipy_sparse as _is_scipy_sparse
 from .codist.base import numlabs_of as _codist_numlabs
-from .codist.base import sparse_error as _sparse_error
 from .codist.regions import copy_region as _copy_region
 from .codist.regions import take as _take
 from .codistributor import codistributor1d
@@ -220,6 +220,13 @@ class distributed:
     __array_priority__ = 30.0
     __hash__ = None  # type: ignore[assignment]
 
+    def __new__(cls, X: Any = None, codist=None, *, pool=None):
+        if _is_scipy_sparse(X):  # a sparse matrix: its handle (distributed_sparse)
+            from .distributed_sparse import distributedSparse
+
+            return distributedSparse._scatter(X, codist, pool)
+        return super().__new__(cls)
+
     def __init__(self, X: Any, codist=None, *, pool=None):
         from .pool import gcp
 
@@ -234,9 +241,6 @@ class distributed:
                             "the labs (assign it in spmd to get a distributed)")
         if is_handle(X):
             raise TypeError(f"distributed(X) takes an array, not a {type(X).__name__}")
-        error = _sparse_error(X)
-        if error:
-            raise TypeError(f"distributed(X): {error}")
         pool = pool if pool is not None else gcp()
         pool.ensure_running()
         X = np.asarray(X)
@@ -512,6 +516,25 @@ class distributed:
     def linspace(cls, *args, **kwargs) -> "distributed":
         return cls._construct("linspace", args, kwargs)
 
+    # sparse matrices (a distributedSparse handle)
+    @classmethod
+    def speye(cls, *args, **kwargs) -> "distributed":
+        """``distributed.speye(m, n, codist)``: the sparse identity, built on the labs."""
+        return cls._construct("speye", args, kwargs)
+
+    @classmethod
+    def sprand(cls, *args, **kwargs) -> "distributed":
+        """``distributed.sprand(m, n, density, codist, seed=)``: built on the labs."""
+        return cls._construct("sprand", args, kwargs)
+
+    @classmethod
+    def sprandn(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("sprandn", args, kwargs)
+
+    @classmethod
+    def spdiags(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("spdiags", args, kwargs)
+
 
 for _name, _op in [("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
                    ("truediv", operator.truediv), ("floordiv", operator.floordiv),
@@ -536,6 +559,15 @@ del _name, _op
 
 
 register_handle("codist", distributed._from_labs)
+
+
+def _sparse_handle(pool, key: int, summary: Summary) -> "distributed":
+    from .distributed_sparse import from_labs  # its module imports this one
+
+    return from_labs(pool, key, summary)
+
+
+register_handle("sparse", _sparse_handle)
 
 
 def isdistributed(X: Any) -> bool:

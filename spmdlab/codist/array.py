@@ -15,7 +15,7 @@ import numpy as np
 from .. import runtime
 from ..checks import check_lab
 from ..codistributor import Codistributor, codistributor2dbc
-from .base import CODISTRIBUTORS, need, numlabs_of
+from .base import CODISTRIBUTORS, is_scipy_sparse, need, numlabs_of
 from .creation import CodistConstructors
 from .ops import CodistOps
 
@@ -44,7 +44,10 @@ def iscodistributed(X: Any) -> bool:
 
 
 def getLocalPart(D: codistributed) -> np.ndarray:
-    """This lab's part of ``D`` (the stored numpy array itself, not a copy)."""
+    """This lab's part of ``D`` (the stored numpy array itself, not a copy; the
+    scipy.sparse part of a sparse codistributed matrix)."""
+    if is_scipy_sparse(getattr(D, "_local", None)):
+        return D._local
     return need(D, "getLocalPart")._local
 
 

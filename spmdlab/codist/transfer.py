@@ -36,6 +36,9 @@ def redistribute(D: Any, codist: Optional[Codistributor] = None) -> Any:
     if not isinstance(D, CodistArray) and getattr(type(D), "_spmdlab_input", None) is not None \
             and hasattr(D, "redistribute"):
         return D.redistribute(codist)  # a client distributed array: moved on the labs
+    hook = getattr(type(D), "_spmdlab_redistribute", None)
+    if hook is not None and not isinstance(D, CodistArray):
+        return hook(D, codist)  # a sparse codistributed matrix (codist/sparse)
     need(D, what)
     check_codist_arg(codist, what)
     lab, n = here()

@@ -25,7 +25,7 @@ from .array import SparseCodist, isSparseCodist
 from .bicgstab import bicgstab
 from .exchange import STATS
 from .gmres import gmres
-from .matrix import SparseBase
+from .matrix import SparseBase, layout_error, target_layout
 from .move import to_layout
 from .others import bicg, cgs, lsqr, minres
 from .pcg import pcg
@@ -33,7 +33,8 @@ from .precond import ichol, ilu, jacobi
 
 __all__ = ["SparseCodist", "sparse", "speye", "sprand", "sprandn", "spdiags", "kron", "issparse", "full",
            "nnz", "nonzeros", "find", "pcg", "gmres", "bicgstab", "bicg", "cgs", "minres", "lsqr", "jacobi",
-           "ilu", "ichol", "isSparseCodist", "from_scipy", "build_local", "STATS"]
+           "ilu", "ichol", "isSparseCodist", "from_scipy", "build_local", "STATS",
+           "layout_error"]
 
 
 def sparse(*args: Any, codist: Any = None) -> SparseCodist:
@@ -55,7 +56,7 @@ def sparse(*args: Any, codist: Any = None) -> SparseCodist:
 
 
 def _build_to(S: SparseBase, codist: Any) -> SparseCodist:
-    return to_layout(S, _build.target_layout(codist, S.shape, "sparse(S, codist)"), "sparse(S, codist)")
+    return to_layout(S, target_layout(codist, S.shape, "sparse(S, codist)"), "sparse(S, codist)")
 
 
 def from_scipy(S: Any, codist: Any = None, **kw: Any) -> SparseCodist:

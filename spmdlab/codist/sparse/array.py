@@ -15,7 +15,8 @@ import numpy as np
 from ...protocol import Summary
 from ..base import here
 from . import ops, products, select
-from .matrix import SparseBase
+from .matrix import SparseBase, target_layout
+from .move import to_layout
 
 __all__ = ["SparseCodist", "isSparseCodist"]
 
@@ -162,7 +163,12 @@ class SparseCodist(SparseBase):
         m, k = self.shape
         text = (f"sparse codistributed {self.dtype}, size = ({m}, {k}), by {'rows' if self.by_rows else 'columns'}, "
                 f"nnz here = {self._local.nnz}")
-        return Summary("object", "SparseCodist", (m, k), text, None)
+        return Summary("sparse", str(self.dtype), (m, k), text, self._codist)
+
+    def _spmdlab_redistribute(self, codist: Any) -> "SparseCodist":
+        """``redistribute(S, codist)``: between rows and columns or partitions (entries move
+        to their new owners in one all-to-all per array)."""
+        return to_layout(self, target_layout(codist, self.shape, "redistribute(S)"), "redistribute(S)")
 
     def _spmdlab_gather(self) -> Any:
         return ops.gather_sparse(self)

@@ -20,7 +20,7 @@ from ...codistributor import codistributor1d
 from ..base import CodistArray, complete, here
 from ..collectives import allgather_objects, check_same_codist, error_entry, raise_combined
 from ..transfer import redistribute
-from .matrix import SUPPORTED_DTYPES, check_layout, layout_error, local_format, offsets
+from .matrix import SUPPORTED_DTYPES, layout_error, local_format, offsets, target_layout
 from .move import assemble
 
 __all__ = ["target_layout", "from_dense", "from_triplets", "zeros", "from_replicated", "from_local",
@@ -32,15 +32,6 @@ def _check_size(m: Any, n: Any, what: str) -> Tuple[int, int]:
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < 0:
             raise ValueError(f"{what}: sizes must be non-negative integers, got {m!r}, {n!r}")
     return int(m), int(n)
-
-
-def target_layout(codist: Any, shape: Tuple[int, int], what: str) -> codistributor1d:
-    """``codist`` (default: by columns, MATLAB's default for matrices) completed for ``shape``."""
-    check_layout(codist, what)
-    c = codist if codist is not None else codistributor1d(2)
-    if c.Dimension is None:
-        c = codistributor1d(2, c.Partition, c.GlobalSize)
-    return complete(c, tuple(shape), here()[1])
 
 
 def _wrap(cls: Any, local: Any, codist: codistributor1d) -> Any:

@@ -16,9 +16,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...codistributor import codistributor1d
-from ..base import here
+from ..base import complete, here
 
-__all__ = ["SparseBase", "offsets", "check_layout", "local_format", "layout_error", "row_codist",
+__all__ = ["SparseBase", "target_layout", "offsets", "check_layout", "local_format", "layout_error", "row_codist",
            "col_codist", "issparse_local", "SUPPORTED_DTYPES"]
 
 S = TypeVar("S", bound="SparseBase")
@@ -48,6 +48,15 @@ def check_layout(codist: Any, what: str) -> None:
     error = layout_error(codist, what)
     if error:
         raise ValueError(error)
+
+
+def target_layout(codist: Any, shape: Tuple[int, int], what: str) -> codistributor1d:
+    """``codist`` (default: by columns, MATLAB's default for matrices) completed for ``shape``."""
+    check_layout(codist, what)
+    c = codist if codist is not None else codistributor1d(2)
+    if c.Dimension is None:
+        c = codistributor1d(2, c.Partition, c.GlobalSize)
+    return complete(c, tuple(shape), here()[1])
 
 
 def row_codist(shape: Tuple[int, int], partition: Optional[Any] = None) -> codistributor1d:

@@ -15,10 +15,17 @@ import scipy.sparse as sp
 
 from ...codistributor import codistributor1d
 from ..base import here
-from ..collectives import Exchange, allgather
+from ..collectives import Exchange, allgather, as_bytes
 from .matrix import SparseBase, offsets
 
-__all__ = ["route", "assemble", "to_layout", "to_rows"]
+__all__ = ["exchange", "route", "assemble", "to_layout", "to_rows"]
+
+
+def exchange(sends: list, rcounts: list, what: str) -> list:
+    """``collectives.Exchange`` (one all-to-all of byte chunks), or, on one lab, the chunk itself."""
+    if here()[1] == 1:
+        return [as_bytes(np.ascontiguousarray(sends[0]))]
+    return Exchange(sends, rcounts, what).finish()
 
 
 def route(i: np.ndarray, j: np.ndarray, v: np.ndarray, owner: np.ndarray, what: str) -> Tuple[Any, Any, Any]:

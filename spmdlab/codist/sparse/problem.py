@@ -97,7 +97,11 @@ class Problem:
     def matvec(self, xloc: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
         if self.S is not None:
             return matvec_local(self.S, xloc, self.coff, self.what, out)
-        return self._apply(self.A, xloc, self.cpart, self.part, "notransp")
+        y = self._apply(self.A, xloc, self.cpart, self.part, "notransp")
+        if out is not None:
+            out[...] = y
+            return out
+        return y
 
     def rmatvec(self, yloc: np.ndarray) -> np.ndarray:
         """``A^H y`` (for bicg, lsqr)."""
@@ -113,7 +117,7 @@ class Problem:
             y = f @ xd
         else:
             y = f(xd, flag) if flag == "transp" or (flag and _takes_flag(f)) else f(xd)
-        return np.asarray(vector_local(y, pout, self.what), dtype=self.dtype)
+        return np.array(vector_local(y, pout, self.what), dtype=self.dtype)  # a copy: never the input
 
     def _precond(self, M: Any, k: int) -> Callable:
         if hasattr(M, "solve_local"):

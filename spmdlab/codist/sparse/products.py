@@ -18,11 +18,11 @@ import scipy.sparse as sp
 from ...codistributor import codistributor1d
 from ..array import codistributed
 from ..base import CodistArray, here
-from ..collectives import Exchange, allgather, allreduce
+from ..collectives import allgather, allreduce
 from ..transfer import redistribute
 from .exchange import ghost_plan
 from .matrix import SparseBase, offsets
-from .move import to_layout, to_rows
+from .move import exchange, to_layout, to_rows
 
 try:  # scipy's compiled kernels, y += A @ x in place (private, so optional)
     from scipy.sparse._sparsetools import csr_matvec, csr_matvecs
@@ -152,8 +152,8 @@ def spmatmul(A: SparseBase, B: SparseBase) -> Any:
     counts = np.bincount(owner, minlength=n + 1)[1:].astype(np.int64)
     starts = np.concatenate(([0], np.cumsum(counts)))
     table = allgather(counts, what)
-    asked = Exchange([need[starts[q]:starts[q + 1]] for q in range(n)],
-                     [int(table[p, lab - 1]) * 8 for p in range(n)], what).finish()
+    asked = exchange([need[starts[q]:starts[q + 1]] for q in range(n)],
+                     [int(table[p, lab - 1]) * 8 for p in range(n)], what)
     blo = int(bo[lab - 1])
     rows_for = [B._local[c.view(np.int64) - blo] for c in asked]
     parts = _swap_rows(rows_for, [int(c) for c in counts], B, what)
@@ -169,13 +169,13 @@ def _swap_rows(rows_for: list, nrows_from: list, B: SparseBase, what: str) -> li
     lab p+1 (three all-to-alls: row lengths, column indices, values)."""
     _, n = here()
     lens = [np.diff(r.indptr).astype(np.int64) for r in rows_for]
-    got_lens = Exchange(lens, [c * 8 for c in nrows_from], what).finish()
+    got_lens = exchange(lens, [c * 8 for c in nrows_from], what)
     got_lens = [g.view(np.int64) for g in got_lens]
     sizes = [int(g.sum()) for g in got_lens]
-    cols = Exchange([r.indices.astype(np.int64) for r in rows_for], [s * 8 for s in sizes], what).finish()
+    cols = exchange([r.indices.astype(np.int64) for r in rows_for], [s * 8 for s in sizes], what)
     dt = B.dtype
-    vals = Exchange([np.ascontiguousarray(r.data, dtype=dt) for r in rows_for],
-                    [s * dt.itemsize for s in sizes], what).finish()
+    vals = exchange([np.ascontiguousarray(r.data, dtype=dt) for r in rows_for],
+                    [s * dt.itemsize for s in sizes], what)
     parts = []
     for p in range(n):
         indptr = np.concatenate(([0], np.cumsum(got_lens[p])))
