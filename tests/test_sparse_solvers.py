@@ -76,7 +76,8 @@ def solver_suite(pkind):
                 if method == "gmres" and precond:
                     continue  # scipy's gmres residuals are preconditioned ones; checked apart
                 M = spk.jacobi(S) if precond else None
-                Ms = spla.LinearOperator(A.shape, matvec=lambda r, d=A.diagonal(): r / d, dtype=A.dtype) \
+                Ms = spla.LinearOperator(A.shape, matvec=lambda r, d=A.diagonal(): r / d,
+                                         rmatvec=lambda r, d=A.diagonal(): r / d.conj(), dtype=A.dtype) \
                     if precond else None
                 if method == "gmres":
                     x, flag, relres, it, resvec = spk.gmres(S, b, 20, tol, 20)
@@ -95,7 +96,9 @@ def solver_suite(pkind):
                 true_rel = np.linalg.norm(b - A @ x) / np.linalg.norm(b)
                 if not abs(true_rel - relres) <= (1e-4 if single else 1e-8) + 1e-2 * relres or relres > tol:
                     bad.append(f"{case}: relres {relres:.3e}, true {true_rel:.3e}")
-                if abs(np.ceil(it) - its) > 2:
+                # scipy's minres stops on norm(r) / (norm(A) norm(x) + norm(b)), looser than
+                # MATLAB's norm(r) <= tol norm(b): in single precision it stops a few steps early
+                if abs(np.ceil(it) - its) > 2 and not (single and method == "minres"):
                     bad.append(f"{case}: {it} iterations, scipy {its}")
                 if method == "bicgstab":
                     resvec = resvec[2::2]  # the full iterations

@@ -83,14 +83,16 @@ def to_layout(S: SparseBase, codist: codistributor1d, what: str) -> Any:
     return type(S)._from_local(local, codist)
 
 
-def to_rows(S: SparseBase, what: str) -> Any:
-    """``S`` distributed by rows (itself when it is; the conversion is cached on S)."""
-    if S.by_rows:
+def to_rows(S: SparseBase, what: str, partition: Any = None) -> Any:
+    """``S`` distributed by rows (``partition``, default: S's own when S is by rows, else
+    the default partition); itself when it already is, the conversion cached on S."""
+    if S.by_rows and (partition is None or list(partition) == S.partition):
         return S
-    found = S._cache.get("rows")
+    key = ("rows", None if partition is None else tuple(partition))
+    found = S._cache.get(key)
     if found is None:
         shape = S.shape
-        target = codistributor1d(1, None, shape).complete(shape, here()[1])
+        target = codistributor1d(1, None if partition is None else list(partition), shape).complete(shape, here()[1])
         found = to_layout(S, target, what)
-        S._cache["rows"] = found
+        S._cache[key] = found
     return found

@@ -77,7 +77,7 @@ class Problem:
             self.S = to_rows(A, what)
             self.part = self.S.partition
             self.cpart = self.part if m == n else codistributor1d.defaultPartition(n, nl)
-            self.ST = to_rows(transpose(self.S, conjugate=True), what) if need_adjoint else None
+            self.ST = to_rows(transpose(self.S, conjugate=True), what, self.cpart) if need_adjoint else None
         else:
             self.S = None
             self.part = codistributor1d.defaultPartition(self.m, nl)
