@@ -11,6 +11,7 @@ for rows, the layout the solvers use.
 from __future__ import annotations
 
 import numbers
+import zlib
 from typing import Any, Optional, Tuple
 
 import numpy as np
@@ -121,6 +122,16 @@ def _check_input(S: Any, what: str) -> Optional[str]:
     return None
 
 
+def _checksum(S: Any) -> Tuple[int, int]:
+    """``(nnz, crc32 of the canonical csr arrays)``: equal matrices give equal sums."""
+    C = sp.csr_array(S, copy=True)
+    C.sum_duplicates()
+    crc = 0
+    for a in (C.indptr.astype(np.int64), C.indices.astype(np.int64), C.data):
+        crc = zlib.crc32(np.ascontiguousarray(a).tobytes(), crc)
+    return int(C.nnz), crc
+
+
 def from_replicated(cls: Any, S: Any, codist: Any = None, *, noCommunication: bool = False) -> Any:
     """``codistributed(S, codist)``: a scipy.sparse matrix the same on every lab; each lab
     keeps its own rows (columns)."""
@@ -133,10 +144,10 @@ def from_replicated(cls: Any, S: Any, codist: Any = None, *, noCommunication: bo
         except ValueError as exc:
             error = str(exc)
     if not noCommunication and here()[1] > 1:
-        infos = allgather_objects((tuple(S.shape), str(S.dtype), int(S.nnz), error_entry(error), target), what)
+        infos = allgather_objects((tuple(S.shape), str(S.dtype), _checksum(S), error_entry(error), target), what)
         raise_combined([x[3] for x in infos], what)
         if len({x[:3] for x in infos}) > 1:
-            detail = ", ".join(f"lab {k + 1}: {x[0]} {x[1]} nnz {x[2]}" for k, x in enumerate(infos))
+            detail = ", ".join(f"lab {k + 1}: {x[0]} {x[1]} nnz {x[2][0]}" for k, x in enumerate(infos))
             raise ValueError(f"{what}: S must be the same matrix on every lab (replicated); got {detail}")
         check_same_codist([x[4] for x in infos], what)
     elif error:
