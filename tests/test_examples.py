@@ -50,6 +50,9 @@ CASES = [
      r"lab grid 2 x 2, blocks of 4 x 4\n  lab 1 stores rows \[0:4, 8:12, 16:20, 24:28, 32:36\][\s\S]*"
      r"    3 4 3 4 3 4 3 4 3\n"),
     ("linear_solve", ["--labs", "2", "--size", "9", "--block", "8"], r"on 2 labs: lab grid 1 x 2"),
+    ("poisson_pcg", ["--size", "20"], r"n = 400 unknowns, nnz = 1920, rows per lab: lab 1: 0:100;[\s\S]*"
+                                      r"pcg \+ block ILU on 4 labs: flag 0, \d+ iterations"),
+    ("poisson_pcg", ["--labs", "3", "--size", "5"], r"lab 3: 17:25\n"),
 ]
 
 

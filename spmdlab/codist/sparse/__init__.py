@@ -29,12 +29,12 @@ from .matrix import SparseBase, layout_error, target_layout
 from .move import to_layout
 from .others import bicg, cgs, lsqr, minres
 from .pcg import pcg
-from .precond import ichol, ilu, jacobi
+from .precond import PrecondSpec, ichol, ilu, jacobi
 
 __all__ = ["SparseCodist", "sparse", "speye", "sprand", "sprandn", "spdiags", "kron", "issparse", "full",
            "nnz", "nonzeros", "find", "pcg", "gmres", "bicgstab", "bicg", "cgs", "minres", "lsqr", "jacobi",
            "ilu", "ichol", "isSparseCodist", "from_scipy", "build_local", "STATS",
-           "layout_error"]
+           "layout_error", "PrecondSpec", "SparseBase"]
 
 
 def sparse(*args: Any, codist: Any = None) -> SparseCodist:

@@ -3,7 +3,10 @@
 - ``jacobi(A)``: the diagonal of A;
 - ``ilu(A, drop_tol, fill_factor)``: block Jacobi with an incomplete LU of each lab's
   diagonal block (PETSc's default preconditioner, PCBJACOBI with ILU on each block;
-  the local factorization is SuperLU's ILUTP through ``scipy.sparse.linalg.spilu``);
+  the local factorization is SuperLU's ILUTP through ``scipy.sparse.linalg.spilu``, in
+  its symmetric mode: minimum degree ordering of A + A^T and no pivoting, so that on an
+  SPD matrix the factor is fit for ``pcg``; SuperLU's default column ordering and
+  pivoting gave preconditioners under which CG diverged on the 2-D Laplacian);
 - ``ichol(A, drop_tol, fill_factor)``: block Jacobi with an incomplete Cholesky
   ``L D L^H`` of each diagonal block (SPD when A is, so it suits ``pcg``), from the
   unpivoted incomplete LU in natural order.
@@ -30,7 +33,7 @@ from .move import to_rows
 from .ops import diagonal
 from .products import vector_local, wrap_rows
 
-__all__ = ["Preconditioner", "jacobi", "ilu", "ichol"]
+__all__ = ["Preconditioner", "PrecondSpec", "jacobi", "ilu", "ichol"]
 
 
 class Preconditioner:
@@ -123,7 +126,9 @@ class ilu(_Block):
         error = None
         if block.shape[0]:
             try:
-                self.factor = spla.spilu(sp.csc_array(block), drop_tol=drop_tol, fill_factor=fill_factor)
+                self.factor = spla.spilu(sp.csc_array(block), drop_tol=drop_tol, fill_factor=fill_factor,
+                                         permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                                         options={"SymmetricMode": True})
             except RuntimeError as exc:
                 error = f"lab {here()[0]}: the incomplete LU of its diagonal block failed ({exc})"
         self._agree(error, "ilu")
@@ -175,3 +180,19 @@ class ichol(_Block):
             return r.copy()
         y = spla.spsolve_triangular(self.L, r, lower=True, unit_diagonal=True)
         return spla.spsolve_triangular(self.LH, y / self.D, lower=False, unit_diagonal=True)
+
+
+class PrecondSpec:
+    """A preconditioner to make on the labs from the solver's A: what ``jacobi(D)``,
+    ``ilu(D)`` and ``ichol(D)`` give at the client for a ``distributed`` D (a factorization
+    lives on the labs; the client never holds one). ``source`` names D's storage, so a
+    solver given another matrix refuses it."""
+
+    def __init__(self, kind: str, source: Any, args: tuple, kwargs: dict) -> None:
+        self.kind, self.source, self.args, self.kwargs = kind, source, args, kwargs
+
+    def build_for(self, A: Any) -> Preconditioner:
+        return {"jacobi": jacobi, "ilu": ilu, "ichol": ichol}[self.kind](A, *self.args, **self.kwargs)
+
+    def __repr__(self) -> str:
+        return f"{self.kind}(A) (made on the labs from the solver's A)"

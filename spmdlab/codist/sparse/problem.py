@@ -120,6 +120,8 @@ class Problem:
         return np.array(vector_local(y, pout, self.what), dtype=self.dtype)  # a copy: never the input
 
     def _precond(self, M: Any, k: int) -> Callable:
+        if hasattr(M, "build_for"):  # made at the client: built here from A (precond.PrecondSpec)
+            M = M.build_for(self.A)
         if hasattr(M, "solve_local"):
             return lambda r: M.solve_local(r, self.part, self.what)
         if isinstance(M, (SparseBase, CodistArray)):
