@@ -204,3 +204,18 @@ def test_bad_input_is_one_error_on_every_lab_and_the_pool_stays_usable(pools):
         assert set(info.value.errors) == {1, 2, 3}
         assert {e.type_name for e in info.value.errors.values()} == {kind.__name__}
     assert list(spmdlab.spmd_run(lambda: spmdlab.labindex(), pool=pool, timeout=30)) == [1, 2, 3]
+
+
+def test_solvers_at_the_client_on_a_distributed_matrix(pools):
+    pool = pools(2)
+    A, b = problem("spd", "float64", 10)
+    D = spmdlab.distributed(A, codistributor1d(1), pool=pool)
+    x, flag, relres, it, resvec = spmdlab.pcg(D, b, 1e-10, 300, spmdlab.jacobi(D))
+    xs, info, its, _ = scipy_run("pcg", A, b, 1e-10, 300, spla.LinearOperator(A.shape, matvec=lambda r: r / A.diagonal()))
+    assert flag == 0 and info == 0 and abs(it - its) <= 2
+    assert np.allclose(gather(x), xs, rtol=1e-7)
+    x, flag, relres, it, resvec = spmdlab.gmres(D, b, 10, 1e-10, 20, spmdlab.ilu(D))
+    assert flag == 0 and np.allclose(gather(x), xs, rtol=1e-7)
+    other = spmdlab.distributed(A, pool=pool)
+    with pytest.raises(ValueError, match=r"D must be A"):
+        spmdlab.pcg(D, b, 1e-10, 300, spmdlab.jacobi(other))
