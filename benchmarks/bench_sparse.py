@@ -91,13 +91,21 @@ def lab_pcg(S, tol: float, maxit: int):
     return time.perf_counter() - t, flag, it, relres
 
 
+def lab_rss():
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def lab_memory(S):
     import resource
 
     A = S._local
     share = A.data.nbytes + A.indices.nbytes + A.indptr.nbytes
     vectors = A.shape[0] * 8
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, share, vectors
+    with open("/proc/self/status") as f:
+        now = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, share, vectors, now
 
 
 PETSC_SCRIPT = r'''
@@ -171,6 +179,8 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     with spmdlab.Pool(args.labs) as pool:
+        spmdlab.spmd_run(lambda: np.ones(3) @ np.ones(3), pool=pool, timeout=600)  # imports done
+        start = list(spmdlab.spmd_run(lab_rss, pool=pool, timeout=600))
         for k in args.grids:
             n = k * k
             A = laplacian(k)
@@ -202,9 +212,10 @@ def main() -> None:
                 if len(p) > 1:
                     rows.append((f"  PETSc CG + Jacobi {k}x{k} ({int(p[2])} it)", p[1], tb, ""))
             mem = list(spmdlab.spmd_run(lab_memory, S, pool=pool, timeout=600))
-            for lab, (peak, share, vec) in enumerate(mem, 1):
-                rows.append((f"  lab {lab} peak RSS {peak / 2**20:.0f} MiB; its matrix part {share / 2**20:.0f} MiB, "
-                             f"a vector part {vec / 2**20:.1f} MiB", None, None, ""))
+            for lab, (peak, share, vec, now) in enumerate(mem, 1):
+                rows.append((f"  lab {lab} RSS at start {start[lab - 1] / 2**20:.0f} MiB, now {now / 2**20:.0f} MiB, "
+                             f"peak {peak / 2**20:.0f} MiB (building included); "
+                             f"its matrix part {share / 2**20:.0f} MiB, a vector part {vec / 2**20:.1f} MiB", None, None, ""))
             del S
     print(f"load average: {os.getloadavg()}  labs: {args.labs}")
     print(f"{'operation':<78} {'ours s':>10} {'scipy s':>10} {'speedup':>8}")

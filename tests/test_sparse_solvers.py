@@ -161,14 +161,16 @@ def test_preconditioners_and_operator_forms(pools, nlabs):
         assert out["maxit"] == (1, 3, 4)
 
 
-def test_non_spd_matrix_gives_matlab_flag_4(pools):
+def test_non_spd_matrix_gives_matlab_flag_4_and_a_nan_preconditioner_flag_2(pools):
     def go():
         from spmdlab.codist import sparse as spk
 
         A, b = problem("spd", "float64")
-        return spk.pcg(codistributed(-A, codistributor1d(1)), b, 1e-8, 100)[1]
+        S = codistributed(A, codistributor1d(1))
+        return (spk.pcg(-S, b, 1e-8, 100)[1], spk.pcg(S, b, 1e-8, 100, lambda r: r * np.nan)[1],
+                spk.bicgstab(S, b, 1e-8, 100, lambda r: r * np.nan)[1])
 
-    assert list(spmdlab.spmd_run(go, pool=pools(2), timeout=60)) == [4, 4]
+    assert list(spmdlab.spmd_run(go, pool=pools(2), timeout=60)) == [(4, 2, 2)] * 2
 
 
 def test_bad_input_is_one_error_on_every_lab_and_the_pool_stays_usable(pools):

@@ -2,7 +2,7 @@
 MATLAB's flags, stagnation test, verified residual and best iterate).
 
 Two allreduces per iteration, each of a few scalars: ``[p'q, p'p, x'x]`` once ``q = A p``
-is known (the step length and MATLAB's stagnation test), and ``[r'r, r'z, bad(z)]``
+is known (the step length and MATLAB's stagnation test), and ``[r'r, r'z]``
 after the update, the preconditioner applied first so the next ``rho`` travels with the
 residual norm (the classic two-reduction CG; Chronopoulos-Gear's one-reduction form is
 not used). ``A p`` is PETSc's MatMult with the ghost exchange overlapped.
@@ -48,22 +48,22 @@ def pcg(A: Any, b: Any, tol: Optional[float] = None, maxit: Optional[int] = None
     tolb = tol * n2b
     r = P.b - P.matvec(x)
     z = P.psolve(r)
-    s = dots([np.vdot(r, r).real, np.vdot(r, z), nonfinite(z)], what)
+    s = dots([np.vdot(r, r).real, np.vdot(r, z)], what)
     normr = normr_act = float(np.sqrt(s[0].real))
     resvec = [normr]
     if normr <= tolb:
         return P.wrap(x), 0, normr / n2b, 0, np.array(resvec)
-    rho, rho1, bad_z = s[1], 1.0, s[2].real
+    rho, rho1 = s[1], 1.0
     flag, ii, stag, moresteps = 1, 0, 0, 0
     maxmsteps = min(P.n // 50, 5, P.n - maxit)
     normrmin, xmin, imin = normr, x.copy(), 0
     p = np.zeros_like(x)
     q = np.empty_like(x)
     for ii in range(1, maxit + 1):
-        if bad_z:
-            flag = 2
+        if not np.isfinite(rho):  # NaN/Inf in M \ r shows in r'z: ask which (flag 2 or 4)
+            flag = 2 if P.M and dots([nonfinite(z)], what)[0].real else 4
             break
-        if rho == 0 or np.isinf(rho):
+        if rho == 0:
             flag = 4
             break
         if ii == 1:
@@ -89,15 +89,15 @@ def pcg(A: Any, b: Any, tol: Optional[float] = None, maxit: Optional[int] = None
         x += alpha * p
         r -= alpha * q
         z = P.psolve(r)
-        s = dots([np.vdot(r, r).real, np.vdot(r, z), nonfinite(z)], what)
-        rho1, rho, bad_z = rho, s[1], s[2].real
+        s = dots([np.vdot(r, r).real, np.vdot(r, z)], what)
+        rho1, rho = rho, s[1]
         normr = normr_act = float(np.sqrt(s[0].real))
         resvec.append(normr)
         if normr <= tolb or stag >= 3 or moresteps:
             r = P.b - P.matvec(x)
             z = P.psolve(r)
-            s = dots([np.vdot(r, r).real, np.vdot(r, z), nonfinite(z)], what)
-            rho, bad_z = s[1], s[2].real
+            s = dots([np.vdot(r, r).real, np.vdot(r, z)], what)
+            rho = s[1]
             normr_act = float(np.sqrt(s[0].real))
             resvec[-1] = normr_act
             if normr_act <= tolb:
