@@ -139,5 +139,12 @@ class SparseBase:
     def format(self) -> str:
         return local_format(self._codist)
 
+    def check_labs(self, what: str) -> None:
+        """Raise (on every lab alike) when the running block has another number of labs."""
+        n = here()[1]
+        if len(self._codist.Partition) != n:
+            raise ValueError(f"{what}: the matrix is distributed over {len(self._codist.Partition)} labs "
+                             f"but this block runs on {n}")
+
     def local_nnz(self) -> int:
         return int(self._local.nnz)

@@ -50,6 +50,8 @@ class Problem:
         self.what = what
         self.A = A
         _, nl = here()
+        if isinstance(A, SparseBase):
+            A.check_labs(what)
         if isinstance(A, SparseBase) or isinstance(A, CodistArray):
             if len(A.shape) != 2:
                 raise ValueError(f"{what}: A must be a matrix, got shape {A.shape}")

@@ -108,6 +108,7 @@ def matmul(S: SparseBase, x: Any) -> Any:
         return spmatmul(S, x)
     if not isinstance(x, CodistArray):
         x = np.asarray(x)
+    S.check_labs(what)
     _check_inner(S, x, what)
     m, k = S.shape
     _, n = here()
