@@ -11,8 +11,10 @@ Rows (2 labs, the 5-point Laplacian of a k x k grid, n = k^2, by rows, float64):
   Jacobi preconditioner, k = 1024 (target >= 2.0x), iterations of both;
 - PETSc (petsc4py, 2 ranks, the same problems) when ``petsc4py`` is importable (an
   optional benchmark extra); otherwise that row says it was skipped;
-- memory: each lab's peak resident set (``ru_maxrss``) beside its share of the matrix
-  (its csr arrays) and a few vector parts.
+- memory: each lab's resident set at the start, now (after ``malloc_trim``: what is
+  live) and at its peak (``ru_maxrss``, building the matrix included) beside its share
+  of the matrix (its csr arrays; ``S @ x`` keeps a second copy split into PETSc's
+  diagonal and off-diagonal blocks) and a vector part.
 
 Ours and the baseline run in turns, so both see the same machine; the load average is
 printed with the table. Labs run one BLAS thread; scipy's sparse kernels are serial.
@@ -98,7 +100,13 @@ def lab_rss():
 
 
 def lab_memory(S):
+    import ctypes
     import resource
+
+    try:  # hand freed heap back to the system, so "now" is what is live
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except OSError:
+        pass
 
     A = S._local
     share = A.data.nbytes + A.indices.nbytes + A.indptr.nbytes

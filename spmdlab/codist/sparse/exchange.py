@@ -76,8 +76,10 @@ class GhostPlan:
 
     def blocks(self, dtype: np.dtype) -> Tuple[Any, Any]:
         """The diagonal and off-diagonal blocks with data of ``dtype`` (made once)."""
+        if dtype == self.diag.dtype:
+            return self.diag, self.off
         found = self._typed.get(dtype)
-        if found is None:
+        if found is None:  # a product with a vector of a wider type: converted once
             found = (self.diag.astype(dtype), self.off.astype(dtype))
             self._typed[dtype] = found
         return found
