@@ -45,7 +45,7 @@ def _lab_gather(S: Any) -> Any:
 def _lab_counts(S: Any) -> Any:
     from .codist.collectives import allgather  # lab side
 
-    return [int(c) for c in allgather(np.array([S._local.nnz], dtype=np.int64), "nnz")[:, 0]]
+    return [int(c) for c in allgather(np.array([S.local_nnz()], dtype=np.int64), "nnz")[:, 0]]
 
 
 class distributedSparse(distributed):

@@ -298,3 +298,102 @@ def test_bad_input_is_one_clear_error_and_the_pool_stays_usable(pools):
             spmdlab.spmd_run(make, pool=pool, timeout=60)
         assert set(info.value.errors) == {1, 2, 3}, (message, info.value.errors)
     assert list(spmdlab.spmd_run(lambda: spmdlab.labindex(), pool=pool, timeout=30)) == [1, 2, 3]
+
+
+# --------------------------------------------------------------------------- memory
+def held_bytes(root):
+    """The bytes of the numpy arrays reachable from ``root`` (each buffer counted once),
+    walking only containers, the matrix, its plan and scipy.sparse arrays."""
+    import gc
+
+    from spmdlab.codist.sparse.exchange import GhostPlan
+    from spmdlab.codist.sparse.matrix import SparseBase
+
+    seen, buffers, todo = set(), {}, [root]
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, np.ndarray):
+            base = obj
+            while isinstance(base.base, np.ndarray):
+                base = base.base
+            buffers[id(base)] = base.nbytes
+        elif isinstance(obj, (dict, list, tuple, SparseBase, GhostPlan)) or sp.issparse(obj):
+            todo.extend(gc.get_referents(obj))
+    return sum(buffers.values())
+
+
+def memory_of_a_lab(n):
+    from spmdlab.codist.sparse import exchange
+
+    A = random_matrix(n, n, 0.02, "float64", 5) + sp.eye_array(n, format="csr")
+    S = codistributed(A, codistributor1d(1))
+    x = codistributed(np.ones(n))
+    for _ in range(3):
+        S @ x
+    local = A[slice(*S.range_of())]
+    share = local.data.nbytes + local.indices.nbytes + local.indptr.nbytes
+    plan = next(v for k, v in S._cache.items() if k[0] == "ghosts")
+    assert isinstance(plan, exchange.GhostPlan)
+    rows = local.shape[0]
+    extra = (plan.nghost * 8 * 2  # the ghost columns and the ghost buffer
+             + plan.send_index.size * 8 * 2  # which entries to send and the send buffer
+             + (rows + 1) * local.indptr.itemsize)  # the second block's row pointers
+    ok = np.allclose(gather(S @ x), A @ np.ones(n)) and sp.issparse(spmdlab.getLocalPart(S))
+    return held_bytes(S), share, extra, ok
+
+
+def test_a_lab_stores_its_share_of_the_matrix_once(pools):
+    """Issue 25: memory per lab <= its share of the matrix, its ghosts and a few vector parts."""
+    for held, share, extra, ok in spmdlab.spmd_run(memory_of_a_lab, 3000, pool=pools(2), timeout=120):
+        assert ok
+        assert held <= share + extra, (held, share, extra)
+        assert extra < share / 4  # the bound is the share itself, not twice it
+
+
+# --------------------------------------------------------------------------- what it is
+def what_it_is():
+    from spmdlab import iscodistributed
+
+    A = random_matrix(8, 6, 0.5, "float64", 2)
+    S = codistributed(A, codistributor1d(1, [0, 5, 3], (8, 6)))
+    whole = gather(S, 2)
+    differ = abs(whole - A).nnz if whole.shape == A.shape else 0
+    return iscodistributed(S), sp.issparse(whole), whole.shape, differ, repr(S)
+
+
+def test_iscodistributed_gather_to_one_lab_and_the_lab_display(pools):
+    pool = pools(3)
+    results = list(spmdlab.spmd_run(what_it_is, pool=pool, timeout=60))
+    A = random_matrix(8, 6, 0.5, "float64", 2)
+    for lab, (isc, issparse, shape, differ, text) in enumerate(results, start=1):
+        assert isc and issparse
+        assert shape == ((8, 6) if lab == 2 else (0, 0)) and differ == 0
+        assert "sparse codistributed 8x6 float64" in text and "nnz on this lab" in text
+    assert f"nnz on this lab: {A[5:8].nnz}," in results[2][4]
+    assert "S[0:0, :]" in results[0][4] and "density on this lab: -" in results[0][4]
+    D = distributed(A, pool=pool)
+    assert spmdlab.isdistributed(D)
+
+
+def test_a_block_on_another_number_of_labs_is_refused_on_every_lab(pools):
+    pool = pools(3)
+    A = random_matrix(6, 6, 0.5, "float64", 1)
+    x = np.ones(6)
+    with spmd(pool=pool, timeout=60):
+        S = codistributed(A, codistributor1d(1))
+        warm = spmdlab.pcg(S, x)  # the solver modules imported on every lab: the labs then fail together
+    for step, message in [(lambda S: S @ x, r"S @ x: the matrix is distributed over 3 labs but this block runs on 2"),
+                          (lambda S: spmdlab.pcg(S, x), r"pcg: the matrix is distributed over 3 labs"),
+                          (lambda S: gather(S), r"gather\(S\): the matrix is distributed over 3 labs")]:
+        with pytest.raises(SpmdError, match=message) as info:
+            with spmd(2, pool=pool, timeout=60):
+                step(S)
+        # the check is local and alike on every lab; which labs the report names depends
+        # on how soon each lab gets there (the pool stops the others after the first error)
+        assert set(info.value.errors) <= {1, 2} and info.value.errors, str(info.value)
+    with spmd(pool=pool, timeout=60):
+        y = S @ x
+    assert np.allclose(gather(y), A @ x)

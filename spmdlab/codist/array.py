@@ -39,8 +39,8 @@ class codistributed(CodistOps, CodistConstructors):
 
 
 def iscodistributed(X: Any) -> bool:
-    """True if ``X`` is a codistributed array."""
-    return isinstance(X, codistributed)
+    """True if ``X`` is a codistributed array (dense, or sparse: ``_spmdlab_codistributed``)."""
+    return isinstance(X, codistributed) or bool(getattr(type(X), "_spmdlab_codistributed", False))
 
 
 def getLocalPart(D: codistributed) -> np.ndarray:

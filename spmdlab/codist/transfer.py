@@ -155,6 +155,9 @@ def gather(D: Any, lab: Optional[int] = None) -> Any:
     if not isinstance(D, CodistArray):
         hook = getattr(type(D), "_spmdlab_gather", None)
         if hook is not None:
+            to_lab = getattr(type(D), "_spmdlab_gather_to", None)  # a sparse codistributed matrix
+            if lab is not None and to_lab is not None:
+                return to_lab(D, lab)
             if lab is not None:
                 raise TypeError("gather(D, lab) is for codistributed arrays inside spmd; "
                                 "at the client use gather(D)")

@@ -30,6 +30,7 @@ class SparseCodist(SparseBase):
     """
 
     __array_priority__ = 25.0
+    _spmdlab_codistributed = True  # iscodistributed(S)
 
     # ---- views and conversions -----------------------------------------------------------
     @property
@@ -147,22 +148,29 @@ class SparseCodist(SparseBase):
 
     # ---- display -------------------------------------------------------------------------
     def __repr__(self) -> str:
+        """What this lab knows, without communication (a display on the labs must not be
+        a hidden collective: a lab that prints alone would hang): the global size, this
+        lab's rows or columns, its nnz and density. The client's display of the
+        ``distributed`` handle shows the total nnz, density and every lab's nnz."""
         lab, n = here()
         lo, hi = self.range_of(lab) if n == len(self.partition) else (0, self.shape[int(not self.by_rows)])
         where = f"S[{lo}:{hi}, :]" if self.by_rows else f"S[:, {lo}:{hi}]"
         m, k = self.shape
+        mine = self.local_nnz()
+        cells = (hi - lo) * (k if self.by_rows else m)
+        density = f"{mine / cells:.4g}" if cells else "-"
         return "\n".join([
             f"This lab stores {where} of a sparse codistributed {m}x{k} {self.dtype} matrix "
-            f"(by {'rows' if self.by_rows else 'columns'}).",
-            f"  local part: {self.format} {self._local.shape[0]}x{self._local.shape[1]}, nnz {self._local.nnz}",
-            f"  global: shape {self.shape}, {self._codist!r}"])
+            f"(by {'rows' if self.by_rows else 'columns'} over {len(self.partition)} labs).",
+            f"  size: {m}x{k}; nnz on this lab: {mine}, density on this lab: {density}",
+            f"  partition: {self.partition}, {self._codist!r}"])
 
     __str__ = __repr__
 
     def _spmdlab_summary(self) -> Summary:
         m, k = self.shape
         text = (f"sparse codistributed {self.dtype}, size = ({m}, {k}), by {'rows' if self.by_rows else 'columns'}, "
-                f"nnz here = {self._local.nnz}")
+                f"nnz on this lab = {self.local_nnz()}")
         return Summary("sparse", str(self.dtype), (m, k), text, self._codist)
 
     def _spmdlab_redistribute(self, codist: Any) -> "SparseCodist":
@@ -172,6 +180,10 @@ class SparseCodist(SparseBase):
 
     def _spmdlab_gather(self) -> Any:
         return ops.gather_sparse(self)
+
+    def _spmdlab_gather_to(self, lab: int) -> Any:
+        """``gather(S, lab)``: the whole matrix on ``lab``, an empty one elsewhere."""
+        return ops.gather_sparse(self, lab)
 
 
 def isSparseCodist(x: Any) -> bool:

@@ -34,15 +34,17 @@ def split_blocks(A: Any, lo: int, hi: int) -> Tuple[Any, Any, np.ndarray]:
     columns ``lo:hi`` are local: the diagonal block's columns count from ``lo``, the
     off-diagonal block's index the sorted global ``ghost columns``."""
     A = sp.csr_array(A)
+    itype = A.indices.dtype  # kept: int32 indices stay int32 in both blocks
     cols = A.indices.astype(np.int64, copy=False)
     inside = (cols >= lo) & (cols < hi)
     ghosts = np.unique(cols[~inside])
     cin = np.concatenate(([0], np.cumsum(inside, dtype=np.int64)))
     cout = np.concatenate(([0], np.cumsum(~inside, dtype=np.int64)))
     m = A.shape[0]
-    diag = sp.csr_array((A.data[inside], cols[inside] - lo, cin[A.indptr]), shape=(m, hi - lo))
-    off = sp.csr_array((A.data[~inside], np.searchsorted(ghosts, cols[~inside]), cout[A.indptr]),
-                       shape=(m, ghosts.size))
+    diag = sp.csr_array((A.data[inside], (cols[inside] - lo).astype(itype), cin[A.indptr].astype(itype)),
+                        shape=(m, hi - lo))
+    off = sp.csr_array((A.data[~inside], np.searchsorted(ghosts, cols[~inside]).astype(itype),
+                        cout[A.indptr].astype(itype)), shape=(m, ghosts.size))
     return diag, off, ghosts
 
 
@@ -54,6 +56,7 @@ class GhostPlan:
         lab, n = here()
         lo, hi = int(xoff[lab - 1]), int(xoff[lab])
         self.diag, self.off, ghosts = split_blocks(A, lo, hi)
+        self.ghosts, self.lo, self.ncols = ghosts, lo, int(A.shape[1])
         self.nlocal = hi - lo
         owner = np.searchsorted(xoff, ghosts, side="right")  # 1-based labs
         need = np.bincount(owner, minlength=n + 1)[1:].astype(np.int64)
@@ -73,6 +76,24 @@ class GhostPlan:
             self.send = [(q, int(sstarts[q - 1]), int(sstarts[q])) for q in range(1, n + 1) if wanted[q - 1].size]
         self._buffers: dict = {}
         self._typed: dict = {}
+
+    def merged(self) -> Any:
+        """The local csr part rebuilt from the two blocks (a new matrix, O(nnz): the
+        entries are stored once, in the blocks; see ``SparseBase._local``)."""
+        d, o = self.diag, self.off
+        nd, no = np.diff(d.indptr), np.diff(o.indptr)
+        indptr = d.indptr + o.indptr
+        starts = indptr[:-1]
+        dpos = np.arange(d.nnz) + np.repeat(starts - d.indptr[:-1], nd)
+        opos = np.arange(o.nnz) + np.repeat(starts + nd - o.indptr[:-1], no)
+        indices = np.empty(int(indptr[-1]), d.indices.dtype)
+        data = np.empty(int(indptr[-1]), d.dtype)
+        indices[dpos], data[dpos] = d.indices + self.lo, d.data
+        indices[opos], data[opos] = self.ghosts[o.indices], o.data
+        A = sp.csr_array((data, indices, indptr), shape=(d.shape[0], self.ncols))
+        A.has_sorted_indices = False
+        A.sort_indices()
+        return A
 
     def blocks(self, dtype: np.dtype) -> Tuple[Any, Any]:
         """The diagonal and off-diagonal blocks with data of ``dtype`` (made once)."""
@@ -117,10 +138,17 @@ class GhostPlan:
 
 
 def ghost_plan(S: Any, xoff: np.ndarray, what: str) -> GhostPlan:
-    """The cached plan of row-distributed ``S`` for vectors partitioned by ``xoff``."""
+    """The cached plan of row-distributed ``S`` for vectors partitioned by ``xoff``.
+
+    The plan's two blocks then hold ``S``'s entries and the csr part is dropped
+    (``S._adopt``), as PETSc's MPIAIJ stores only its A and B blocks: the matrix is
+    stored once. A plan for another partition of ``x`` replaces the cached one."""
     key = ("ghosts", tuple(int(v) for v in xoff))
     plan = S._cache.get(key)
     if plan is None:
         plan = GhostPlan(S._local, xoff, what)
+        for old in [k for k in S._cache if k[0] == "ghosts"]:
+            del S._cache[old]
         S._cache[key] = plan
+        S._adopt(plan)
     return plan

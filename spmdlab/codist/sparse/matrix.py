@@ -79,9 +79,22 @@ def issparse_local(x: Any) -> bool:
 class SparseBase:
     """A lab's part of a sparse matrix distributed by rows or by columns."""
 
-    _local: Any  # scipy.sparse csr_array (rows) or csc_array (columns)
+    _csr: Any  # scipy.sparse csr_array (rows) or csc_array (columns); None once split
+    _split: Any  # the ghost plan holding the entries as PETSc's two blocks, or None
     _codist: codistributor1d
     _cache: dict
+
+    @property
+    def _local(self) -> Any:
+        """This lab's part (csr by rows, csc by columns). Once ``S @ x`` has split a
+        row-distributed part into its diagonal and off-diagonal blocks, the entries live
+        only there and this rebuilds the csr part on each read (O(nnz); the products and
+        the solvers read the blocks, never this)."""
+        return self._csr if self._split is None else self._split.merged()
+
+    def _adopt(self, plan: Any) -> None:
+        """Keep the entries only in ``plan``'s blocks (exchange.ghost_plan)."""
+        self._csr, self._split = None, plan
 
     @classmethod
     def _from_local(cls: Type[S], local: Any, codist: codistributor1d) -> S:
@@ -92,7 +105,7 @@ class SparseBase:
         local = sp.csr_array(local) if fmt == "csr" else sp.csc_array(local)
         if not local.has_sorted_indices:
             local.sort_indices()
-        self._local = local
+        self._csr, self._split = local, None
         self._codist = codist
         self._cache = {}
         return self
@@ -107,7 +120,7 @@ class SparseBase:
 
     @property
     def dtype(self) -> np.dtype:
-        return self._local.dtype
+        return (self._csr if self._split is None else self._split.diag).dtype
 
     @property
     def ndim(self) -> int:
@@ -147,4 +160,6 @@ class SparseBase:
                              f"but this block runs on {n}")
 
     def local_nnz(self) -> int:
-        return int(self._local.nnz)
+        if self._split is not None:
+            return int(self._split.diag.nnz + self._split.off.nnz)
+        return int(self._csr.nnz)

@@ -18,7 +18,9 @@ import scipy.sparse as sp
 from ...codistributor import codistributor1d
 from ..array import codistributed
 from ..base import CodistArray, here
-from ..collectives import allgather, allgatherv, allreduce
+from ...checks import check_lab
+from ...runtime import lazy_comm as comm
+from ..collectives import allgather, allgatherv, allreduce, as_bytes
 from ..transfer import redistribute
 from .matrix import SparseBase, offsets
 from .move import to_layout
@@ -171,7 +173,7 @@ def norm(S: SparseBase, ord: Any = None) -> float:
 
 def nnz(S: SparseBase) -> int:
     """The number of stored nonzeros (one allreduce)."""
-    return int(allreduce(np.asarray(S._local.nnz, dtype=np.int64), "sum", "nnz(S)"))
+    return int(allreduce(np.asarray(S.local_nnz(), dtype=np.int64), "sum", "nnz(S)"))
 
 
 def find(S: SparseBase) -> Tuple[Any, Any, Any]:
@@ -193,13 +195,35 @@ def full(S: SparseBase) -> Any:
     return codistributed._from_local(S._local.toarray(), S._codist)
 
 
-def gather_sparse(S: SparseBase) -> Any:
-    """The whole matrix as a scipy.sparse array on every lab (csr by rows, csc by columns)."""
-    what = "gather(S)"
-    _, n = here()
+def gather_sparse(S: SparseBase, lab: Optional[int] = None) -> Any:
+    """The whole matrix as a scipy.sparse array (csr by rows, csc by columns) on every
+    lab, or on ``lab`` only (the others get an empty 0x0 one of S's format and dtype):
+    one allgather of counts, then one (all)gatherv per array of coordinates."""
+    what = "gather(S)" if lab is None else f"gather(S, {lab})"
+    S.check_labs(what)
+    me, n = here()
+    root = None if lab is None else check_lab(lab, n, "lab") - 1
     i, j, v = coords(S)
     if n > 1:
         counts = allgather(np.array([i.size], dtype=np.int64), what)[:, 0]
-        i, j, v = (allgatherv(a, counts, what) for a in (i, j, np.ascontiguousarray(v)))
+        i, j, v = (_gatherv(a, counts, root, what) for a in (i, j, np.ascontiguousarray(v)))
+    if root is not None and root != me - 1:
+        empty = sp.csr_array((0, 0), dtype=S.dtype)
+        return empty if S.by_rows else sp.csc_array(empty)
     A = sp.coo_array((v, (i, j)), shape=S.shape)
     return A.tocsr() if S.by_rows else A.tocsc()
+
+
+def _gatherv(x: np.ndarray, counts: np.ndarray, root: Optional[int], what: str) -> np.ndarray:
+    """``allgatherv``, or MPI's Igatherv to ``root`` (0-based; the others get nothing)."""
+    if root is None:
+        return allgatherv(x, counts, what)
+    x = np.ascontiguousarray(x)
+    c = np.asarray(counts, dtype=np.int64) * x.dtype.itemsize
+    d = np.concatenate(([0], np.cumsum(c)[:-1])).astype(np.int64)
+    out = np.empty(int(np.sum(counts)) if here()[0] - 1 == root else 0, dtype=x.dtype)
+    send, recv = as_bytes(x), out.view(np.uint8)
+    MPI = comm.MPI
+    spec = [recv, (c, d), MPI.BYTE] if here()[0] - 1 == root else None
+    comm.wait(comm.block().Igatherv([send, MPI.BYTE], spec, root), what, keep=(send, out, c, d))
+    return out
