@@ -15,11 +15,11 @@ from typing import Any, Optional, Tuple
 import numpy as np
 import scipy.sparse as sp
 
+from ...checks import check_lab
 from ...codistributor import codistributor1d
+from ...runtime import lazy_comm as comm
 from ..array import codistributed
 from ..base import CodistArray, here
-from ...checks import check_lab
-from ...runtime import lazy_comm as comm
 from ..collectives import allgather, allgatherv, allreduce, as_bytes
 from ..transfer import redistribute
 from .matrix import SparseBase, offsets
