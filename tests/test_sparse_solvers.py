@@ -221,3 +221,39 @@ def test_solvers_at_the_client_on_a_distributed_matrix(pools):
     other = spmdlab.distributed(A, pool=pool)
     with pytest.raises(ValueError, match=r"D must be A"):
         spmdlab.pcg(D, b, 1e-10, 300, spmdlab.jacobi(other))
+
+
+def lsqr_preconditioned_suite():
+    """lsqr with MATLAB's right preconditioner M (n x n) against scipy's lsqr on A M^-1:
+    M as a matrix, as a function M(x, 'notransp'/'transp'), as jacobi(M), and as M1 M2."""
+    from spmdlab.codist import sparse as spk
+
+    rng = np.random.default_rng(4)
+    scale = 10.0 ** rng.uniform(-3, 3, 25)  # badly scaled columns: the preconditioner undoes it
+    R = sp.csr_array((sp.random_array((60, 25), density=0.2, rng=rng) + sp.eye(60, 25)) @ sp.diags_array(scale))
+    b = R @ np.cos(np.arange(25.0))  # a consistent system: MATLAB's first test stops both
+    d = sp.linalg.norm(R, axis=0)
+    B = sp.csr_array(R @ sp.diags_array(1 / d))
+    ys, istop, it_s = spla.lsqr(B, b, atol=0, btol=1e-10, conlim=1e14, iter_lim=500)[:3]
+    want = ys / d
+    S = codistributed(R, codistributor1d(1))
+    Md = codistributed(sp.diags_array(d).tocsr(), codistributor1d(1))
+    half = codistributed(sp.diags_array(np.sqrt(d)).tocsr(), codistributor1d(1))
+    out = {"scipy": (istop, it_s)}
+    forms = {"matrix": (Md, None), "function": (lambda v, flag: v / codistributed(d), None),
+             "jacobi": (spk.jacobi(Md), None), "M1 M2": (half, half), "none": (None, None)}
+    for name, (M1, M2) in forms.items():
+        x, flag, relres, it, resvec = spk.lsqr(S, b, 1e-10, 500, M1, M2)
+        err = float(np.linalg.norm(gather(x) - want) / np.linalg.norm(want))
+        out[name] = (flag, it, err, relres)
+    return out
+
+
+@pytest.mark.parametrize("nlabs", [1, 3])
+def test_lsqr_right_preconditioner_matches_scipy(pools, nlabs):
+    for out in spmdlab.spmd_run(lsqr_preconditioned_suite, pool=pools(nlabs), timeout=200):
+        it_s = out["scipy"][1]
+        for name in ("matrix", "function", "jacobi", "M1 M2"):
+            flag, it, err, relres = out[name]
+            assert flag == 0 and abs(it - it_s) <= 2 and err < 1e-6 and relres <= 1e-10, (name, out[name], it_s)
+        assert out["none"][1] > out["matrix"][1] + 5, out  # the scaling slowed the plain method

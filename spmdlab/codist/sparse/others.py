@@ -12,8 +12,10 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..base import CodistArray
+from .matrix import SparseBase
 from .pcg import finish
-from .problem import Problem, dots, nonfinite
+from .problem import BlockSolve, Problem, dots, nonfinite
 
 __all__ = ["bicg", "cgs", "minres", "lsqr"]
 
@@ -229,37 +231,39 @@ def minres(A: Any, b: Any, tol: Optional[float] = None, maxit: Optional[int] = N
 
 def lsqr(A: Any, b: Any, tol: Optional[float] = None, maxit: Optional[int] = None, M1: Any = None,
          M2: Any = None, x0: Any = None) -> tuple:
-    """``x, flag, relres, iter, resvec = lsqr(A, b, tol, maxit, ...)`` for any m x n A:
+    """``x, flag, relres, iter, resvec = lsqr(A, b, tol, maxit, M1, M2, x0)`` for any m x n A:
     converged when ``norm(b - A x) <= tol norm(b)`` or, for inconsistent systems, when
-    ``norm(A^H r) / (norm(A) norm(r)) <= tol`` (MATLAB's two tests). No preconditioner."""
+    ``norm(B^H r) / (norm(B) norm(r)) <= tol`` (MATLAB's two tests). ``M = M1 M2`` (n x n)
+    preconditions on the right, as MATLAB's: LSQR (Paige and Saunders) on ``B = A M^-1``,
+    then ``x = x0 + M^-1 y``."""
     what = "lsqr"
-    if M1 is not None or M2 is not None:
-        raise NotImplementedError("lsqr: preconditioners are not supported yet; scale A's columns instead")
     P, tol, maxit, n2b = _setup(A, b, tol, maxit, None, None, x0, what, square=False, need_adjoint=True)
-    x = P.x
+    solve, solve_h = _right_precond(P, M1, M2, what)
+    x0loc = P.x
     if n2b == 0:
-        return P.wrap(np.zeros_like(x)), 0, 0.0, 0, np.zeros(1)
-    u = P.b - P.matvec(x)
+        return P.wrap(np.zeros_like(x0loc)), 0, 0.0, 0, np.zeros(1)
+    u = P.b - P.matvec(x0loc)
     beta = P.norm(u)
     resvec = [beta]
     if beta <= tol * n2b:
-        return P.wrap(x), 0, beta / n2b, 0, np.array(resvec)
+        return P.wrap(x0loc), 0, beta / n2b, 0, np.array(resvec)
     u = u / beta
-    v = P.rmatvec(u)
+    v = solve_h(P.rmatvec(u))
     alpha = P.norm(v)
     if alpha == 0:
-        return P.wrap(x), 0, beta / n2b, 0, np.array(resvec)
+        return P.wrap(x0loc), 0, beta / n2b, 0, np.array(resvec)
     v = v / alpha
     w = v.copy()
+    y = np.zeros_like(x0loc)
     phibar, rhobar, normA2 = beta, alpha, alpha ** 2
     flag, ii, normr = 1, 0, beta
     for ii in range(1, maxit + 1):
-        u = P.matvec(v) - alpha * u
+        u = P.matvec(solve(v)) - alpha * u
         beta = P.norm(u)
         if beta:
             u = u / beta
         normA2 += beta ** 2
-        v = P.rmatvec(u) - beta * v
+        v = solve_h(P.rmatvec(u)) - beta * v
         alpha = P.norm(v)
         if alpha:
             v = v / alpha
@@ -268,7 +272,7 @@ def lsqr(A: Any, b: Any, tol: Optional[float] = None, maxit: Optional[int] = Non
         c, s = rhobar / rho, beta / rho
         theta, rhobar = s * alpha, -c * alpha
         phi, phibar = c * phibar, s * phibar
-        x += (phi / rho) * w
+        y += (phi / rho) * w
         w = v - (theta / rho) * w
         normr = abs(phibar)
         resvec.append(normr)
@@ -276,5 +280,42 @@ def lsqr(A: Any, b: Any, tol: Optional[float] = None, maxit: Optional[int] = Non
         if normr <= tol * n2b or normar <= tol * np.sqrt(normA2) * normr:
             flag = 0
             break
+    x = x0loc + solve(y)
     normr_act = P.norm(P.b - P.matvec(x))
     return finish(P, x, flag, ii, normr_act, n2b, None, ii, resvec)
+
+
+def _right_precond(P: Problem, M1: Any, M2: Any, what: str) -> tuple:
+    """``(r -> M^-1 r, r -> M^-H r)`` on this lab's part of an n-vector (A's column
+    partition), ``M = M1 M2``; the identity without a preconditioner."""
+    pairs = [_solves(P, M, k, what) for k, M in ((1, M1), (2, M2)) if M is not None]
+
+    def solve(r: np.ndarray) -> np.ndarray:
+        for f, _ in pairs:
+            r = f(r)
+        return r
+
+    def solve_h(r: np.ndarray) -> np.ndarray:
+        for _, g in reversed(pairs):
+            r = g(r)
+        return r
+    return solve, solve_h
+
+
+def _solves(P: Problem, M: Any, k: int, what: str) -> tuple:
+    """``M \\ r`` and ``M^H \\ r`` for one preconditioner of lsqr (n x n, in ``P.cpart``)."""
+    if hasattr(M, "build_for"):
+        M = M.build_for(P.A)
+    if hasattr(M, "solve_local"):
+        return (lambda r: M.solve_local(r, P.cpart, what),
+                lambda r: M.solve_local_adjoint(r, P.cpart, what))
+    if isinstance(M, (SparseBase, CodistArray)):
+        if tuple(M.shape) != (P.n, P.n):
+            raise ValueError(f"{what}: M{k} must be {P.n}x{P.n} (A has {P.n} columns), got {M.shape}")
+        B = BlockSolve(M, P.cpart, f"{what}: M{k}")
+        return B.solve, B.solve_adjoint
+    if callable(M):
+        return (lambda r: P._apply(M, r, P.cpart, P.cpart, "notransp"),
+                lambda r: P._apply(M, r, P.cpart, P.cpart, "transp"))
+    raise TypeError(f"{what}: M{k} must be a preconditioner (jacobi, ilu, ichol), a function "
+                    f"M(x, 'notransp'/'transp') or a matrix; got {type(M).__name__}")

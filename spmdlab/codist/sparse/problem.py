@@ -199,3 +199,6 @@ class BlockSolve:
 
     def solve(self, r: np.ndarray) -> np.ndarray:
         return self.lu.solve(r) if self.lu is not None else r.copy()
+
+    def solve_adjoint(self, r: np.ndarray) -> np.ndarray:
+        return self.lu.solve(r, trans="H") if self.lu is not None else r.copy()
