@@ -66,7 +66,9 @@ __version__ = "0.1.0"
 # scipy, which would add about a second to every lab's start and to `import spmdlab`.
 _NUMERICS = ("fft", "fft2", "fftn", "ifft", "ifft2", "ifftn",
              "mldivide", "mrdivide", "lu", "chol", "inv", "det", "solve_triangular",
-             "qr", "lstsq", "svd", "eig", "pinv", "rank", "cond", "norm", "trace", "triu", "tril")
+             "qr", "lstsq", "svd", "eig", "pinv", "rank", "cond", "norm", "trace", "triu", "tril",
+             "sparse", "speye", "sprand", "sprandn", "spdiags", "kron", "issparse", "full", "nnz", "nonzeros",
+             "find", "pcg", "gmres", "bicgstab", "bicg", "cgs", "minres", "lsqr", "jacobi", "ilu", "ichol")
 
 __all__ = [
     # pools and blocks

@@ -7,11 +7,14 @@ first use of one of these names.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 from .arrays import linalg
+from .arrays import sparse as _sparse
 from .arrays.adapt import on_plain
 from .arrays.fft import matlab as fft_matlab
+from .client.distributed import distributed as _distributed
 from .client.distributed import on_labs as _on_labs
 
 
@@ -22,7 +25,10 @@ def on_labs(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 __all__ = ["fft", "fft2", "fftn", "ifft", "ifft2", "ifftn",
            "mldivide", "mrdivide", "lu", "chol", "inv", "det", "solve_triangular",
-           "qr", "lstsq", "svd", "eig", "pinv", "rank", "cond", "norm", "trace", "triu", "tril"]
+           "qr", "lstsq", "svd", "eig", "pinv", "rank", "cond", "norm", "trace", "triu", "tril",
+           # sparse matrices and Krylov solvers (issue 25)
+           "sparse", "speye", "sprand", "sprandn", "spdiags", "kron", "issparse", "full", "nnz", "nonzeros",
+           "find", "pcg", "gmres", "bicgstab", "bicg", "cgs", "minres", "lsqr", "jacobi", "ilu", "ichol"]
 
 fft = on_labs(fft_matlab.matlab_fft)
 ifft = on_labs(fft_matlab.matlab_ifft)
@@ -45,7 +51,61 @@ eig = on_labs(linalg.eig)
 pinv = on_labs(linalg.pinv)
 rank = on_labs(linalg.rank)
 cond = on_labs(linalg.cond)
-norm = on_labs(linalg.norm)
+
+
+def _or_sparse(dense: Callable[..., Any], sparse: Callable[..., Any]) -> Callable[..., Any]:
+    """``dense``, or ``sparse`` when the first argument is a sparse codistributed matrix."""
+    def either(A: Any, *args: Any, **kwargs: Any) -> Any:
+        return (sparse if isinstance(A, _sparse.SparseBase) else dense)(A, *args, **kwargs)
+
+    either.__name__, either.__doc__ = dense.__name__, dense.__doc__
+    return either
+
+
+norm = on_labs(_or_sparse(linalg.norm, _sparse.ops.norm))
 trace = on_labs(linalg.trace)
-triu = on_labs(linalg.triu)
-tril = on_labs(linalg.tril)
+triu = on_labs(_or_sparse(linalg.triu, _sparse.ops.triu))
+tril = on_labs(_or_sparse(linalg.tril, _sparse.ops.tril))
+
+
+def _precond(kind: str) -> Callable[..., Any]:
+    """``jacobi``/``ilu``/``ichol``: on the labs the preconditioner; at the client, of a
+    ``distributed`` matrix, a recipe the solver builds on the labs from the same matrix."""
+    make = getattr(_sparse, kind)
+
+    def precond(A: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(A, _distributed):
+            return _sparse.PrecondSpec(kind, A.store_key, args, kwargs)
+        return make(A, *args, **kwargs)
+
+    precond.__name__, precond.__doc__ = kind, make.__doc__
+    return precond
+
+
+def _solver(fn: Callable[..., Any]) -> Callable[..., Any]:
+    run = _on_labs(fn)
+
+    @functools.wraps(fn)
+    def solve(A: Any, b: Any, *args: Any, **kwargs: Any) -> Any:
+        for M in (*args, *kwargs.values()):
+            if isinstance(M, _sparse.PrecondSpec) and getattr(A, "store_key", None) != M.source:
+                raise ValueError(f"{fn.__name__}: at the client a preconditioner made with {M.kind}(D) is built "
+                                 f"on the labs from the solver's A, so D must be A; for another matrix, "
+                                 "run both inside spmd")
+        return run(A, b, *args, **kwargs)
+
+    return solve
+
+
+sparse = _on_labs(_sparse.sparse)
+speye, sprand, sprandn = _sparse.speye, _sparse.sprand, _sparse.sprandn
+spdiags, kron = _sparse.spdiags, _sparse.kron
+issparse = _on_labs(_sparse.issparse)
+full = _on_labs(_sparse.full)
+nnz = _on_labs(_sparse.nnz)
+nonzeros = _on_labs(_sparse.nonzeros)
+find = _on_labs(_sparse.find)
+pcg, gmres, bicgstab, bicg = (_solver(_sparse.pcg), _solver(_sparse.gmres), _solver(_sparse.bicgstab),
+                              _solver(_sparse.bicg))
+cgs, minres, lsqr = _solver(_sparse.cgs), _solver(_sparse.minres), _solver(_sparse.lsqr)
+jacobi, ilu, ichol = _precond("jacobi"), _precond("ilu"), _precond("ichol")

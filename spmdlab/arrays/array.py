@@ -15,7 +15,7 @@ import numpy as np
 from .. import runtime
 from ..checks import check_lab
 from ..layouts.codistributor import Codistributor, codistributor2dbc
-from .base import CODISTRIBUTORS, need, numlabs_of
+from .base import CODISTRIBUTORS, is_scipy_sparse, need, numlabs_of
 from .creation import CodistConstructors
 from .ops import CodistOps
 
@@ -39,12 +39,16 @@ class codistributed(CodistOps, CodistConstructors):
 
 
 def iscodistributed(X: Any) -> bool:
-    """True if ``X`` is a codistributed array."""
-    return isinstance(X, codistributed)
+    """True if ``X`` is a codistributed array (dense, or sparse: ``_spmdlab_codistributed``)."""
+    return isinstance(X, codistributed) or bool(getattr(type(X), "_spmdlab_codistributed", False))
 
 
 def getLocalPart(D: codistributed) -> np.ndarray:
-    """This lab's part of ``D`` (the stored numpy array itself, not a copy)."""
+    """This lab's part of ``D`` (the stored numpy array itself, not a copy; the
+    scipy.sparse part of a sparse codistributed matrix: once ``S @ x`` has split a
+    row-distributed one into its two blocks, a csr part rebuilt from them)."""
+    if is_scipy_sparse(getattr(D, "_local", None)):
+        return D._local
     return need(D, "getLocalPart")._local
 
 

@@ -12,6 +12,7 @@ Nothing here imports MPI: at the client arrays behave as on a pool of one lab.
 """
 from __future__ import annotations
 
+import importlib
 import math
 import sys
 from typing import Any, TypeVar
@@ -26,7 +27,7 @@ from ..layouts.codistributor import Codistributor, codistributor1d, codistributo
 
 __all__ = ["NOVALUE", "CODISTRIBUTORS", "MODES", "CodistArray", "here", "numlabs_of", "check_codist_arg",
            "complete", "check_dtype", "need", "layout_text", "describe", "is_plain", "parts_of", "check_mode", "Chunks",
-           "sparse_error"]
+           "sparse_error", "is_scipy_sparse", "sparse_package"]
 
 
 NOVALUE: Any = np._NoValue  # numpy's "argument not given" marker
@@ -112,13 +113,23 @@ def check_dtype(dtype: np.dtype) -> str | None:
     return None
 
 
-def sparse_error(x: Any) -> str | None:
-    """Why ``x``, a scipy.sparse matrix or array, cannot be codistributed; else None."""
+def is_scipy_sparse(x: Any) -> bool:
+    """True for a scipy.sparse matrix or array (without importing scipy)."""
     sparse = sys.modules.get("scipy.sparse")  # not imported: x cannot be one
-    if sparse is None or not sparse.issparse(x):
+    return sparse is not None and bool(sparse.issparse(x))
+
+
+def sparse_package() -> Any:
+    """The sparse matrix package (``arrays/sparse``), imported on first use: it imports scipy."""
+    return importlib.import_module(".sparse", __package__)
+
+
+def sparse_error(x: Any) -> str | None:
+    """Why ``x``, a scipy.sparse matrix, cannot be a part in a chunked or haloed layout; else None."""
+    if not is_scipy_sparse(x):
         return None
-    return ("scipy.sparse matrices are not supported yet (sparse codistributed arrays are planned); "
-            "pass S.toarray() for a dense array")
+    return ("scipy.sparse local parts are distributed by rows or columns only (codistributor1d(1) or "
+            "codistributor1d(2), no halos); use one of those, or pass S.toarray() for a dense array")
 
 
 def layout_text(codist: Codistributor) -> str:

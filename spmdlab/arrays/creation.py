@@ -27,7 +27,9 @@ from .base import (
     complete,
     here,
     is_plain,
+    is_scipy_sparse,
     sparse_error,
+    sparse_package,
 )
 from .collectives import allgather_objects, check_agree, check_same_codist, error_entry, raise_combined
 from .reshard import reshard
@@ -155,6 +157,32 @@ class CodistConstructors(CodistArray):
     """How ``codistributed`` arrays are made: ``__init__``, ``build`` and the classmethods
     from sizes (a base of ``codistributed``)."""
 
+    def __new__(cls, X: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if is_scipy_sparse(X):  # a sparse codistributed matrix (codist/sparse), not this class
+            return sparse_package().from_scipy(X, *args, **kwargs)
+        return super().__new__(cls)
+
+    # MATLAB's sparse constructors, in the sparse package (loaded on first use: scipy)
+    @staticmethod
+    def speye(*args: Any, **kwargs: Any) -> Any:
+        """``codistributed.speye(m, n, codist)``: a sparse codistributed identity."""
+        return sparse_package().speye(*args, **kwargs)
+
+    @staticmethod
+    def sprand(*args: Any, **kwargs: Any) -> Any:
+        """``codistributed.sprand(m, n, density, codist, seed=)``: sparse, uniform values."""
+        return sparse_package().sprand(*args, **kwargs)
+
+    @staticmethod
+    def sprandn(*args: Any, **kwargs: Any) -> Any:
+        """``codistributed.sprandn(m, n, density, codist, seed=)``: sparse, normal values."""
+        return sparse_package().sprandn(*args, **kwargs)
+
+    @staticmethod
+    def spdiags(*args: Any, **kwargs: Any) -> Any:
+        """``codistributed.spdiags(B, d, m, n, codist)``: MATLAB's spdiags, sparse codistributed."""
+        return sparse_package().spdiags(*args, **kwargs)
+
     def __init__(self, X: Any, codist: Optional[Codistributor] = None, *, noCommunication: bool = False) -> None:
         what = "codistributed(X)"
         check_codist_arg(codist, what)
@@ -211,6 +239,8 @@ class CodistConstructors(CodistArray):
         what = "codistributed.build"
         check_codist_arg(codist, what)
         check_mode(mode, what)
+        if is_scipy_sparse(L) and (codist is None or is_plain(codist)) and mode == "replica":
+            return sparse_package().build_local(L, codist)
         if flag is not None:
             if not (isinstance(flag, str) and flag.lower() == "nocommunication"):
                 raise ValueError(f"{what}: the third argument can only be 'noCommunication' (MATLAB's flag); "

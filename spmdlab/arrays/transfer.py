@@ -36,6 +36,9 @@ def redistribute(D: Any, codist: Codistributor | None = None) -> Any:
     if not isinstance(D, CodistArray) and getattr(type(D), "_spmdlab_input", None) is not None \
             and hasattr(D, "redistribute"):
         return D.redistribute(codist)  # a client distributed array: moved on the labs
+    hook = getattr(type(D), "_spmdlab_redistribute", None)
+    if hook is not None and not isinstance(D, CodistArray):
+        return hook(D, codist)  # a sparse codistributed matrix (codist/sparse)
     need(D, what)
     check_codist_arg(codist, what)
     lab, n = here()
@@ -153,6 +156,9 @@ def gather(D: Any, lab: int | None = None) -> Any:
     if not isinstance(D, CodistArray):
         hook = getattr(type(D), "_spmdlab_gather", None)
         if hook is not None:
+            to_lab = getattr(type(D), "_spmdlab_gather_to", None)  # a sparse codistributed matrix
+            if lab is not None and to_lab is not None:
+                return to_lab(D, lab)
             if lab is not None:
                 raise TypeError("gather(D, lab) is for codistributed arrays inside spmd; "
                                 "at the client use gather(D)")

@@ -29,8 +29,8 @@ from ..arrays.base import check_codist_arg as _check_codist_arg
 from ..arrays.base import check_dtype as _check_dtype
 from ..arrays.base import complete as _complete
 from ..arrays.base import is_plain as _is_plain
+from ..arrays.base import is_scipy_sparse as _is_scipy_sparse
 from ..arrays.base import numlabs_of as _codist_numlabs
-from ..arrays.base import sparse_error as _sparse_error
 from ..arrays.calls import construct, local_rows, to_codistributed
 from ..errors import SpmdError, labs_words
 from ..layouts.codistributor import codistributor1d
@@ -253,6 +253,13 @@ class distributed:
     __array_priority__ = 30.0
     __hash__ = None  # type: ignore[assignment]
 
+    def __new__(cls, X: Any = None, codist=None, *, pool=None):
+        if _is_scipy_sparse(X):  # a sparse matrix: its handle (distributed_sparse)
+            from .distributed_sparse import distributedSparse
+
+            return distributedSparse._scatter(X, codist, pool)
+        return super().__new__(cls)
+
     def __init__(self, X: Any, codist=None, *, pool=None):
         _check_codist_arg(codist, "distributed(X)")
         if isinstance(X, distributed):
@@ -265,9 +272,6 @@ class distributed:
                             "the labs (assign it in spmd to get a distributed)")
         if is_handle(X):
             raise TypeError(f"distributed(X) takes an array, not a {type(X).__name__}")
-        error = _sparse_error(X)
-        if error:
-            raise TypeError(f"distributed(X): {error}")
         pool = pool if pool is not None else gcp()
         pool.ensure_running()
         X = np.asarray(X)
@@ -295,6 +299,11 @@ class distributed:
         self._nlabs = _codist_numlabs(codist)
         self._generation = pool.generation
         self._finalizer = weakref.finalize(self, pool.free_later, key, self._generation)
+
+    @property
+    def store_key(self) -> int:
+        """The key under which the labs keep this array's parts (one per handle)."""
+        return self._key
 
     @classmethod
     def _from_labs(cls, pool, key: int, summary: Summary) -> "distributed":
@@ -545,6 +554,25 @@ class distributed:
     def linspace(cls, *args, **kwargs) -> "distributed":
         return cls._construct("linspace", args, kwargs)
 
+    # sparse matrices (a distributedSparse handle)
+    @classmethod
+    def speye(cls, *args, **kwargs) -> "distributed":
+        """``distributed.speye(m, n, codist)``: the sparse identity, built on the labs."""
+        return cls._construct("speye", args, kwargs)
+
+    @classmethod
+    def sprand(cls, *args, **kwargs) -> "distributed":
+        """``distributed.sprand(m, n, density, codist, seed=)``: built on the labs."""
+        return cls._construct("sprand", args, kwargs)
+
+    @classmethod
+    def sprandn(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("sprandn", args, kwargs)
+
+    @classmethod
+    def spdiags(cls, *args, **kwargs) -> "distributed":
+        return cls._construct("spdiags", args, kwargs)
+
 
 for _name, _op in [("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
                    ("truediv", operator.truediv), ("floordiv", operator.floordiv),
@@ -570,6 +598,15 @@ del _name, _op
 
 
 register_handle("codist", distributed._from_labs)
+
+
+def _sparse_handle(pool, key: int, summary: Summary) -> "distributed":
+    from .distributed_sparse import from_labs  # its module imports this one
+
+    return from_labs(pool, key, summary)
+
+
+register_handle("sparse", _sparse_handle)
 
 
 def isdistributed(X: Any) -> bool:

@@ -299,26 +299,27 @@ def test_client_conversions_and_pickling_say_what_to_do(pools, tmp_path):
 
 
 @pytest.mark.timeout(90)
-def test_scipy_sparse_input_is_refused_with_what_to_pass(pools):
+def test_scipy_sparse_input_builds_a_sparse_matrix_and_other_layouts_say_how(pools):
+    """Issue 25 replaced the refusal of scipy.sparse input with sparse codistributed
+    matrices; layouts a sparse matrix cannot have still get one clear error."""
     sparse = pytest.importorskip("scipy.sparse")
     P = pools(2)
     S = sparse.random(6, 6, density=0.5, format="csr", random_state=1)
-    message = r"scipy\.sparse matrices are not supported yet.*S\.toarray\(\)"
-    with pytest.raises(TypeError, match=message):
-        distributed(S, pool=P)
+    assert np.allclose(gather(distributed(S, pool=P)).toarray(), S.toarray())
     for case in range(3):
-        with pytest.raises(SpmdError, match=message) as info:
-            with spmd(pool=P):
-                if case == 0:
-                    E = codistributed(S)
-                elif case == 1:
-                    E = codistributed.build(S, codistributor1d(1, [3, 3], (6, 6)))
-                else:
-                    E = codistributed.build(S, codistributor1d(1, [3, 3], (6, 6)), "noCommunication")
-        assert "dtype object" not in str(info.value)
-        assert {e.type_name for e in info.value.errors.values()} == {"TypeError"}
-    D = distributed(S.toarray(), pool=P)  # what the message suggests works
-    assert np.array_equal(gather(D), S.toarray())
+        with spmd(pool=P):
+            if case == 0:
+                E = codistributed(S)
+            elif case == 1:
+                E = codistributed.build(S[3 * (labindex() - 1):3 * labindex()], codistributor1d(1, [3, 3], (6, 6)))
+            else:
+                E = codistributed.build(S[3 * (labindex() - 1):3 * labindex()], codistributor1d(1, [3, 3], (6, 6)),
+                                        "noCommunication")
+        assert np.allclose(gather(E).toarray(), S.toarray())
+    with pytest.raises(SpmdError, match=r"by rows \(codistributor1d\(1\)\) or by columns") as info:
+        with spmd(pool=P):
+            E = codistributed(S, codistributor2dbc())
+    assert {e.type_name for e in info.value.errors.values()} == {"ValueError"}
 
 
 # ---- MATLAB habits -----------------------------------------------------------------------------

@@ -53,6 +53,9 @@ CASES = [
     ("pca", ["--size", "80", "--features", "8"], r"PCA of 80 samples x 8 features on 4 labs"),  # TSQR svd
     ("pca", ["--labs", "3", "--size", "10", "--features", "6", "--top", "2"],  # 2dbc svd (not tall)
      r"variance of the top components \(svd of the data\): +\[31\.99"),
+    ("poisson_pcg", ["--size", "20"], r"n = 400 unknowns, nnz = 1920, rows per lab: lab 1: 0:100;[\s\S]*"
+                                      r"pcg \+ block ILU on 4 labs: flag 0, \d+ iterations"),
+    ("poisson_pcg", ["--labs", "3", "--size", "5"], r"lab 3: 17:25\n"),
 ]
 
 
