@@ -25,6 +25,7 @@ from .codistributed import (
 )
 from .codistributor import codistributor, codistributor1d, codistributor2dbc, codistributorBlocks, codistributorChunks
 from .composite import Composite, NoDataError, exist
+from .dataio import from_hdf5, from_zarr, load, read_csv, read_files, save, to_hdf5, to_zarr, write_csv
 from .distributed import distributed, isdistributed
 from .errors import LabDiedError, PoolError, RemoteError, SpmdError, SpmdSourceError, SpmdTimeoutError
 from .habits import delete
@@ -77,6 +78,8 @@ __all__ = [
     "getCodistributor", "getLocalPart", "globalIndices", "iscodistributed", "redistribute",
     "updateHalos", "changeMode",
     "distributed", "isdistributed", "plot_layout",
+    # data in and out
+    "save", "load", "to_zarr", "from_zarr", "to_hdf5", "from_hdf5", "read_csv", "write_csv", "read_files",
     # numerics under MATLAB's names (loaded on first use)
     *_NUMERICS,
     # errors

@@ -31,6 +31,7 @@ from .codist.base import complete as _complete
 from .codist.base import is_plain as _is_plain
 from .codist.base import numlabs_of as _codist_numlabs
 from .codist.base import sparse_error as _sparse_error
+from .codist.io import load as _io_load
 from .codist.regions import copy_region as _copy_region
 from .codist.regions import take as _take
 from .codistributor import codistributor1d
@@ -51,7 +52,7 @@ from .preview import corner_text, fetch_corner
 from .protocol import Call, Get, Input, Set, Summary
 from .values import is_handle, register_handle
 
-__all__ = ["distributed", "isdistributed", "on_labs"]
+__all__ = ["distributed", "isdistributed", "on_labs", "run_on_labs"]
 
 
 _GATHER_CHUNK = 8 << 20
@@ -154,6 +155,13 @@ def on_labs(fn: Callable[..., Any]) -> Callable[..., Any]:
         return fn(*args, **kwargs)
 
     return either
+
+
+def run_on_labs(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` run on every lab of the current pool (``distributed``
+    arguments arrive as their codistributed arrays); codistributed results come back as
+    ``distributed``, others as lab 1's value."""
+    return _run(fn, args, kwargs, tuples=True)
 
 
 def _result(pool, handle: Any) -> Any:
@@ -454,6 +462,12 @@ class distributed:
         return _run(to_codistributed, (self, codist))
 
     # ---- constructors (built on the labs) ---------------------------------------------
+    @classmethod
+    def load(cls, path: Any, codist: Any = None) -> "distributed":
+        """The array in the .npy file ``path``, read by the labs, each its own part
+        (``spmdlab.load``)."""
+        return _run(_io_load, (path,), {"codist": codist})
+
     @classmethod
     def _construct(cls, name: str, args: tuple, kwargs: dict) -> "distributed":
         pool = kwargs.pop("pool", None)
