@@ -14,6 +14,8 @@ ROMIO's buffers are capped at ``SPMDLAB_STAGING_MB`` (hints ``cb_buffer_size``,
 """
 from __future__ import annotations
 
+import signal
+import threading
 from typing import Any, List, Sequence
 
 import numpy as np
@@ -22,13 +24,20 @@ from ... import settings
 from ...runtime import lazy_comm as comm
 from .plan import runs
 
-__all__ = ["item_type", "region_type", "contig_strides", "File", "staging_bytes"]
+__all__ = ["item_type", "region_type", "contig_strides", "File", "staging_bytes", "no_sigxfsz"]
 
 
 def staging_bytes() -> int:
     """The most a lab buffers beside its part (``SPMDLAB_STAGING_MB``; 16 MB when 0)."""
     mb = settings.load().staging_mb
     return int(mb * 2 ** 20) if mb > 0 else 16 << 20
+
+
+def no_sigxfsz() -> None:
+    """A write beyond the file size limit (RLIMIT_FSIZE) fails with EFBIG, reported as
+    an error, instead of killing the lab with SIGXFSZ."""
+    if hasattr(signal, "SIGXFSZ") and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 
 def item_type(itemsize: int) -> Any:
@@ -83,6 +92,7 @@ class File:
     def __init__(self, path: str, write: bool, what: str) -> None:
         MPI = comm.MPI
         self.what = what
+        self.short = ""  # what went wrong in a transfer, if anything (checked by the caller)
         c = comm.block()
         comm.wait(c.Ibarrier(), what)  # all labs are here before the blocking open
         mode = (MPI.MODE_WRONLY | MPI.MODE_CREATE) if write else MPI.MODE_RDONLY
@@ -104,7 +114,13 @@ class File:
             fh.Set_view(offset, item, filetype)
         spec = [buf, count, memtype]
         request = fh.Iwrite_all(spec) if write else fh.Iread_all(spec)
-        comm.wait(request, self.what, keep=(buf,))
+        status = comm.wait(request, self.what, keep=(buf,))
+        want = count * memtype.Get_size()
+        got = status.Get_count(comm.MPI.BYTE)
+        if got != want and not self.short:
+            # ROMIO's nonblocking collectives report a failed write(2) (EFBIG, ENOSPC) only here
+            self.short = (f"the file system {'wrote' if write else 'read'} {got} of {want} bytes "
+                          f"({'disk full or file size limit reached' if write else 'file shorter than expected'})")
 
     def close(self) -> None:
         comm.wait(comm.block().Ibarrier(), self.what)

@@ -21,7 +21,7 @@ from ..array import codistributed
 from ..base import Chunks, complete, here, need
 from ..reshard import changeMode
 from .agree import agree, report
-from .mpiio import File, contig_strides, item_type, region_type
+from .mpiio import File, contig_strides, item_type, no_sigxfsz, region_type
 from .plan import check_layout_fits, owned, part_shape, rounds, stored
 
 __all__ = ["load", "save", "read_header", "header_bytes", "temporary_name", "conclude", "check_dtype_io",
@@ -90,7 +90,10 @@ def _layout(codist: Any, shape: tuple, n: int, what: str, path: str) -> Any:
         ("the file holds a 0-d array (a scalar); load it with np.load" if not shape else None)
     if why:
         raise ValueError(f"{what} {path!r}: {why}")
-    return complete(codist, shape, n)
+    try:
+        return complete(codist, shape, n)
+    except ValueError as exc:
+        raise ValueError(f"{what} {path!r}: {exc}") from None
 
 
 def load(path: Any, codist: Any = None) -> Any:
@@ -147,6 +150,8 @@ def _rounds(path: str, write: bool, offset: int, dtype: np.dtype, shape: tuple, 
     finally:
         fh.close()
         item.Free()
+    if fh.short:
+        raise OSError(fh.short)
 
 
 def temporary_name(path: str) -> str:
@@ -168,6 +173,7 @@ def save(path: Any, D: Any) -> None:
     if D.mode != "replica":
         D = changeMode(D, "replica")
     lab, n = here()
+    no_sigxfsz()
     head = header_bytes(D.shape, D.dtype)
     mine, tmp = None, None
     if lab == 1:
@@ -184,12 +190,21 @@ def save(path: Any, D: Any) -> None:
         _rounds(tmp, True, len(head), D.dtype, D.shape, False, D._codist, parts, what)
     except Exception as exc:
         failure = report(exc)
-    conclude(tmp, path, failure, what)
+    conclude(tmp, path, failure, what, len(head) + D.nbytes)
 
 
-def conclude(tmp: str, path: str, failure: Any, what: str) -> None:
-    """Agree on the outcome; rename the temporary file into place or remove it."""
+def conclude(tmp: str, path: str, failure: Any, what: str, size: Optional[int] = None) -> None:
+    """Agree on the outcome; rename the temporary file into place or remove it. Lab 1
+    first checks the file has ``size`` bytes (a short write the file system did not report)."""
     lab, _ = here()
+    if lab == 1 and failure is None and size is not None:
+        try:
+            have = os.path.getsize(tmp)
+            if have != size:
+                failure = ("OSError", f"the written file has {have} of its {size} bytes (disk full or file size "
+                                      "limit reached)")
+        except OSError as exc:
+            failure = report(exc)
     agreed_failure = None
     try:
         agree(failure, what, path)
