@@ -18,6 +18,7 @@ from . import runtime
 from .codist import io as lab_io
 from .composite import Composite
 from .distributed import run_on_labs
+from .errors import SpmdError
 
 __all__ = ["save", "load", "to_zarr", "from_zarr", "to_hdf5", "from_hdf5", "read_csv", "write_csv", "read_files"]
 
@@ -26,7 +27,10 @@ def _either(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``fn`` here on a lab, else on the labs of the current pool."""
     if runtime.state.on_lab:
         return fn(*args, **kwargs)
-    return run_on_labs(fn, *args, **kwargs)
+    try:
+        return run_on_labs(fn, *args, **kwargs)
+    except SpmdError as exc:  # the labs' error, without this module's frames
+        raise exc.with_traceback(None) from None
 
 
 def save(path: Any, D: Any) -> None:
