@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import resource
 import shutil
 from typing import Any, Callable, Iterator, Optional, Sequence
 
@@ -21,7 +22,7 @@ from .mpiio import staging_bytes
 from .npy import build_result, check_dtype_io
 from .plan import boxes, check_layout_fits, owned, part_shape, stored
 
-__all__ = ["pieces", "read_parts", "write_parts", "commit", "target_layout", "agree_meta"]
+__all__ = ["pieces", "read_parts", "write_parts", "commit", "target_layout", "agree_meta", "check_room"]
 
 
 def pieces(gsel: Sequence[Any], lsel: Optional[Sequence[Any]], itemsize: int) -> Iterator[tuple]:
@@ -117,6 +118,18 @@ def commit(tmp: Optional[str], path: Optional[str], mine: Any, what: str) -> Non
     if failed is not None:
         raise failed
     agree(last, what, path)
+
+
+def check_room(path: str, nbytes: int) -> None:
+    """OSError unless a file of ``nbytes`` fits beside ``path``: under this lab's file
+    size limit (RLIMIT_FSIZE) and in its disk's free space. HDF5 may crash on a write
+    the disk refuses, so its writes check first."""
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit != resource.RLIM_INFINITY and nbytes > limit:
+        raise OSError(f"the file needs about {nbytes} bytes but this lab's file size limit (RLIMIT_FSIZE) is {limit}")
+    free = shutil.disk_usage(os.path.dirname(os.path.abspath(path))).free
+    if nbytes > free:
+        raise OSError(f"the file needs about {nbytes} bytes but its disk has {free} bytes free")
 
 
 def _remove(p: str) -> None:

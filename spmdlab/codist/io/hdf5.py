@@ -15,7 +15,7 @@ from ...runtime import lazy_comm as comm
 from ..base import here, need
 from ..reshard import changeMode
 from .agree import agree, report
-from .boxes import agree_meta, commit, read_parts, write_parts
+from .boxes import agree_meta, check_room, commit, read_parts, write_parts
 from .mpiio import no_sigxfsz
 from .npy import check_dtype_io, temporary_name
 
@@ -78,7 +78,11 @@ def to_hdf5(D: Any, path: Any, dataset: str) -> None:
     lab, n = here()
     no_sigxfsz()
     mine, tmp = None, None
-    if lab == 1:
+    try:
+        check_room(path, D.nbytes + (os.path.getsize(path) if os.path.exists(path) else 0) + (1 << 20))
+    except OSError as exc:
+        mine = report(exc)
+    if lab == 1 and mine is None:
         try:
             tmp = temporary_name(path)
             if os.path.exists(path):
