@@ -16,8 +16,8 @@ import tempfile
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-
 from io_cases import cases, read_reference, round_trip, values, write_reference
+
 from spmdlab import spmd_run
 
 pytestmark = pytest.mark.timeout(900)

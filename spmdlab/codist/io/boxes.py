@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
-from ..base import complete, here
+from ..base import check_codist_arg, complete, here
 from .agree import agree, report
 from .mpiio import staging_bytes
 from .npy import build_result, check_dtype_io
@@ -45,6 +45,7 @@ def pieces(gsel: Sequence[Any], lsel: Optional[Sequence[Any]], itemsize: int) ->
 
 
 def target_layout(codist: Any, shape: tuple, n: int, what: str, path: Any) -> Any:
+    check_codist_arg(codist, what)
     why = check_layout_fits(codist, shape, n, str(path)) if codist is not None else \
         ("the store holds a 0-d array (a scalar)" if not shape else None)
     if why:

@@ -18,7 +18,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..array import codistributed
-from ..base import Chunks, complete, here, need
+from ..base import Chunks, check_codist_arg, complete, here, need
 from ..reshard import changeMode
 from .agree import agree, report
 from .mpiio import File, contig_strides, item_type, no_sigxfsz, region_type
@@ -84,7 +84,6 @@ def build_result(parts: list, dtype: np.dtype, target: Any, n: int) -> Any:
 
 
 def _layout(codist: Any, shape: tuple, n: int, what: str, path: str) -> Any:
-    from ..base import check_codist_arg
     check_codist_arg(codist, what)
     why = check_layout_fits(codist, shape, n, path) if codist is not None else \
         ("the file holds a 0-d array (a scalar); load it with np.load" if not shape else None)
