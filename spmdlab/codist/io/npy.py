@@ -22,7 +22,7 @@ from ..base import Chunks, check_codist_arg, complete, here, need
 from ..reshard import changeMode
 from .agree import agree, report
 from .mpiio import File, contig_strides, item_type, no_sigxfsz, region_type
-from .plan import check_layout_fits, owned, part_shape, rounds, stored
+from .plan import check_layout_fits, min_run_bytes, owned, part_shape, rounds, stored
 
 __all__ = ["load", "save", "read_header", "header_bytes", "temporary_name", "conclude", "check_dtype_io",
            "build_result"]
@@ -51,7 +51,7 @@ def read_header(path: str) -> tuple:
             elif version == (2, 0):
                 shape, fortran, dtype = fmt.read_array_header_2_0(f)
             else:
-                shape, fortran, dtype = fmt._read_array_header(f, version)  # 3.0: utf-8 names
+                shape, fortran, dtype = _read_v3(f, version)
         except (ValueError, EOFError, OSError) as exc:
             raise ValueError(f"not a .npy file, or its header is damaged ({exc})") from None
         offset = f.tell()
@@ -63,6 +63,12 @@ def read_header(path: str) -> tuple:
         raise ValueError(f"the file is truncated: its header says shape {tuple(shape)} {dtype} "
                          f"({need_bytes} bytes of data) but only {max(size - offset, 0)} bytes follow")
     return tuple(int(s) for s in shape), bool(fortran), fmt.dtype_to_descr(dtype), offset, size
+
+
+def _read_v3(f: Any, version: tuple) -> tuple:
+    """A version 3.0 header (utf-8 field names): numpy has no public reader for it."""
+    impl = getattr(np.lib, "_format_impl", None) or np.lib.format
+    return impl._read_array_header(f, version)
 
 
 def header_bytes(shape: tuple, dtype: np.dtype, fortran: bool = False) -> bytes:
@@ -125,7 +131,7 @@ def _rounds(path: str, write: bool, offset: int, dtype: np.dtype, shape: tuple, 
     item = item_type(dtype.itemsize)
     fstrides = contig_strides(shape, dtype.itemsize, fortran)
     todo = owned(target, lab, n) if write else [(k, sel, None) for k, sel in enumerate(stored(target, lab, n))]
-    fh = File(path, write, what)
+    fh = File(path, write, what, min_run_bytes(target, n, dtype.itemsize, fortran, "owned" if write else "stored"))
     try:
         for r in range(rounds(target, n, "owned" if write else "stored")):
             if r >= len(todo) or 0 in part_shape(todo[r][1]):

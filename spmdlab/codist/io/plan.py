@@ -18,7 +18,7 @@ import numpy as np
 
 from ...layoutbase import selection_size
 
-__all__ = ["runs", "stored", "owned", "rounds", "boxes", "part_shape", "check_layout_fits", "aligned"]
+__all__ = ["runs", "stored", "owned", "rounds", "boxes", "part_shape", "check_layout_fits", "aligned", "min_run_bytes"]
 
 
 def runs(s: Any) -> Tuple[np.ndarray, np.ndarray]:
@@ -110,6 +110,29 @@ def aligned(codist: Any, n: int, chunks: Sequence[int]) -> bool:
                 if np.any(starts % c) or np.any((ends % c) & (ends != shape[d])):
                     return False
     return True
+
+
+def min_run_bytes(codist: Any, n: int, itemsize: int, fortran: bool = False, of: str = "stored") -> int:
+    """The shortest contiguous stretch of file bytes any lab reads (C or Fortran order):
+    how MPI-IO should read (data sieving pays for short stretches only)."""
+    shape = codist.GlobalSize
+    dims = list(range(len(shape))) if fortran else list(range(len(shape) - 1, -1, -1))
+    best = None
+    for lab in range(1, n + 1):
+        sels = stored(codist, lab, n) if of == "stored" else [g for _, g, _ in owned(codist, lab, n)]
+        for sel in sels:
+            run = itemsize
+            for d in dims:
+                _, lengths = runs(sel[d])
+                if lengths.size == 0:
+                    run = 0
+                    break
+                run *= int(lengths.min())
+                if lengths.size != 1 or lengths[0] != shape[d]:
+                    break
+            if run:
+                best = run if best is None else min(best, run)
+    return best or 0
 
 
 def nbytes_of(shape: Sequence[int], itemsize: int) -> int:
