@@ -50,6 +50,9 @@ CASES = [
      r"lab grid 2 x 2, blocks of 4 x 4\n  lab 1 stores rows \[0:4, 8:12, 16:20, 24:28, 32:36\][\s\S]*"
      r"    3 4 3 4 3 4 3 4 3\n"),
     ("linear_solve", ["--labs", "2", "--size", "9", "--block", "8"], r"on 2 labs: lab grid 1 x 2"),
+    ("parallel_io", ["--size", "100"], r"100 x 40 dataset over 4 labs; in the 2dbc layout \(blocks of 16 x 16\) "
+                                       r"lab 1 read a local part of 52 x 24"),
+    ("parallel_io", ["--labs", "2", "--size", "10", "--cols", "3"], r"lab 1 read a local part of 10 x 3"),
 ]
 
 
