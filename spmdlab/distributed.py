@@ -406,7 +406,8 @@ class distributed:
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         raise TypeError("cannot pickle a distributed array: it is a handle to parts held by the labs, which "
-                        "end with the pool; pickle (or np.save) gather(D), the numpy array, instead")
+                        "end with the pool; save it with spmdlab.save(path, D) or np.save(path, D) (each lab "
+                        "writes its part; spmdlab.load reads it back), or pickle gather(D), the numpy array")
 
     def __copy__(self) -> "distributed":
         return self.copy()
