@@ -93,6 +93,9 @@ def test_csv_and_files(pool3, folder):
     assert np.array_equal(gather(C), A[:35].T)
     with pytest.raises(SpmdError, match=r"read_files '.*nothing\*': no files match \(on every lab\)"):
         spmdlab.read_files(os.path.join(folder, "nothing*"))
+    with pytest.raises(SpmdError, match=r"labs 1-3:\nValueError: spmdlab.read_files '.*parts': reading "
+                                        r"'.*p03.npy': .*division by zero \(on lab 2\)"):
+        spmdlab.read_files(parts, reader=lambda p: np.load(p) if "p03" not in p else 1 / 0)
 
 
 def test_composite_save_and_load(pool3, folder):
