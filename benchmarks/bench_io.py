@@ -44,11 +44,17 @@ def drop(path: str) -> None:
             os.close(fd)
 
 
-def at_client(fn, repeat: int, cold: str | None = None) -> float:
+def at_client(fn, repeat: int, cold: str | None = None, fresh: str | None = None) -> float:
+    """Median seconds of ``fn``; ``cold``: drop that file's pages first; ``fresh``: delete
+    that file or folder first (outside the timing)."""
+    import shutil
+
     times = []
     for _ in range(repeat):
         if cold:
             drop(cold)
+        if fresh and os.path.exists(fresh):
+            shutil.rmtree(fresh) if os.path.isdir(fresh) else os.remove(fresh)
         t = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t)
@@ -57,6 +63,7 @@ def at_client(fn, repeat: int, cold: str | None = None) -> float:
 
 def on_labs(case: str, path: str, repeat: int, cold: bool, extra: object = None) -> list:
     """Runs on every lab: the seconds of each repeat of ``case`` (barrier to barrier)."""
+    import os
     import time
 
     import numpy as np
@@ -70,6 +77,11 @@ def on_labs(case: str, path: str, repeat: int, cold: bool, extra: object = None)
     for _ in range(repeat):
         if cold and labindex() == 1:
             drop(path)
+        if case in ("save", "raw_write", "to_zarr") and labindex() == 1 and os.path.exists(path):
+            # a new file each time, the old one deleted outside the timing (as for np.save)
+            import shutil
+
+            shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
         labBarrier()
         t = time.perf_counter()
         if case == "load":
@@ -85,6 +97,12 @@ def on_labs(case: str, path: str, repeat: int, cold: bool, extra: object = None)
             mine = np.empty((rows,) + tuple(shape[1:]), dtype)
             fh = MPI.File.Open(_comm.block(), path, MPI.MODE_RDONLY)
             fh.Read_at_all(offset + (labindex() - 1) * mine.nbytes, mine)
+            fh.Close()
+        elif case == "raw_write":
+            n = extra.shape[0] // 2
+            mine = np.ascontiguousarray(spmdlab.getLocalPart(extra))
+            fh = MPI.File.Open(_comm.block(), path, MPI.MODE_WRONLY | MPI.MODE_CREATE)
+            fh.Write_at_all(128 + (labindex() - 1) * n * mine[0].nbytes, mine)
             fh.Close()
         elif case == "save":
             spmdlab.save(path, extra)
@@ -133,6 +151,7 @@ def main() -> None:
     ap.add_argument("--csv-mb", type=float, default=100.0)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--dir", default=None)
+    ap.add_argument("--only", nargs="*", default=["load", "save", "zarr", "csv"], help="which rows to time")
     args = ap.parse_args()
     folder = tempfile.mkdtemp(prefix="bench-io-", dir=args.dir)
     print(f"load average {os.getloadavg()}, files in {folder}")
@@ -144,71 +163,87 @@ def main() -> None:
     pool = spmdlab.Pool(2)
     try:
         spmdlab.spmd_run(on_labs, "load", path, 1, False, pool=pool)  # warm up
-        # ---- load
-        t_np = at_client(lambda: np.load(path), args.repeat)
-        t_rows = median_labs(pool, "load_rows", path, args.repeat)
-        t_ours = median_labs(pool, "load", path, args.repeat)
-        t_raw = median_labs(pool, "raw", path, args.repeat)
-        t_client = at_client(lambda: _client_load(pool, path), args.repeat)
-        print(f"\n.npy of {A.nbytes / 2 ** 30:.2f} GiB, page cache")
-        row("spmdlab.load, rows (2 labs)", t_rows, t_np, "np.load (1 process)", 2.0)
-        row("spmdlab.load, rows (2 labs)", t_rows, t_raw, "raw Read_at_all (2 ranks)", 0.7)
-        row("spmdlab.load, default: columns", t_ours, t_np, "np.load (1 process)", 2.0)
-        row("spmdlab.load, columns, from client", t_client, t_np, "np.load (1 process)", 2.0)
-        c_np = at_client(lambda: np.load(path), args.repeat, cold=path)
-        c_rows = median_labs(pool, "load_rows", path, args.repeat, cold=True)
-        c_raw = median_labs(pool, "raw", path, args.repeat, cold=True)
-        print(f".npy of {A.nbytes / 2 ** 30:.2f} GiB, cold (pages dropped before each read)")
-        row("spmdlab.load, rows (2 labs)", c_rows, c_np, "np.load (1 process)", 2.0)
-        row("spmdlab.load, rows (2 labs)", c_rows, c_raw, "raw Read_at_all (2 ranks)", 0.7)
-        peaks = spmdlab.spmd_run(peak_load, path, pool=pool)
-        for lab in (1, 2):
-            grew, part = peaks[lab]
-            print(f"  lab {lab}: peak RSS grew {grew:.0f} MB for a part of {part:.0f} MB "
-                  f"(staging buffer {os.environ.get('SPMDLAB_STAGING_MB', '64')} MB)")
-        # ---- save
-        D = spmdlab.spmd_run(spmdlab.codistributed.load, path, spmdlab.codistributor1d(1), pool=pool)
-        out = os.path.join(folder, "b.npy")
-        s_np = at_client(lambda: np.save(out, A), args.repeat)
-        s_ours = median_labs(pool, "save", out, args.repeat, extra=D)
-        print()
-        row("spmdlab.save (2 labs)", s_ours, s_np, "np.save (1 process)", 1.5)
-        del D
-        # ---- zarr
-        import zarr
-
-        Z = A[: rows // 4]
-        DZ = spmdlab.distributed(Z, spmdlab.codistributor1d(1), pool=pool)
-        zpath = os.path.join(folder, "z.zarr")
-        spmdlab.to_zarr(DZ, zpath)
-        chunks = zarr.open_array(zpath).chunks
-
-        def zarr_write():
-            zarr.create_array(os.path.join(folder, "zb.zarr"), data=Z, chunks=chunks, overwrite=True)
-
-        z_w = at_client(zarr_write, args.repeat)
-        o_w = median_labs(pool, "to_zarr", zpath, args.repeat, extra=DZ)
-        z_r = at_client(lambda: zarr.open_array(zpath)[...], args.repeat)
-        o_r = median_labs(pool, "from_zarr", zpath, args.repeat)
-        print(f"\nzarr v3, {Z.nbytes / 2 ** 20:.0f} MiB, chunks {chunks}, default codecs (zstd)")
-        row("spmdlab.to_zarr (2 labs)", o_w, z_w, "zarr write (1 process)", 1.0)
-        row("spmdlab.from_zarr (2 labs)", o_r, z_r, "zarr read (1 process)", 1.0)
-        del DZ
-        # ---- csv
-        cpath = os.path.join(folder, "c.csv")
-        crows = int(args.csv_mb * 2 ** 20 / (5 * 24))
-        np.savetxt(cpath, A.reshape(-1)[: crows * 5].reshape(crows, 5), delimiter=",", fmt="%.17g")
-        size = os.path.getsize(cpath) / 2 ** 20
-        l_np = at_client(lambda: np.loadtxt(cpath, delimiter=","), max(1, args.repeat - 1))
-        l_ours = median_labs(pool, "read_csv", cpath, max(1, args.repeat - 1))
-        print(f"\nCSV of {size:.0f} MiB ({crows} rows x 5)")
-        row("spmdlab.read_csv (2 labs)", l_ours, l_np, "np.loadtxt (1 process)", 1.5)
+        if "load" in args.only:
+            _load_rows(pool, path, A, args)
+        if "save" in args.only:
+            _save_rows(pool, path, folder, A, args)
+        if "zarr" in args.only:
+            _zarr_rows(pool, folder, A, rows, args)
+        if "csv" in args.only:
+            _csv_rows(pool, folder, A, args)
     finally:
         pool.close()
         import shutil
 
         shutil.rmtree(folder, ignore_errors=True)
     print(f"\nload average after: {os.getloadavg()}")
+
+
+def _load_rows(pool, path, A, args):
+    t_np = at_client(lambda: np.load(path), args.repeat)
+    t_rows = median_labs(pool, "load_rows", path, args.repeat)
+    t_ours = median_labs(pool, "load", path, args.repeat)
+    t_raw = median_labs(pool, "raw", path, args.repeat)
+    t_client = at_client(lambda: _client_load(pool, path), args.repeat)
+    print(f"\n.npy of {A.nbytes / 2 ** 30:.2f} GiB, page cache")
+    row("spmdlab.load, rows (2 labs)", t_rows, t_np, "np.load (1 process)", 2.0)
+    row("spmdlab.load, rows (2 labs)", t_rows, t_raw, "raw Read_at_all (2 ranks)", 0.7)
+    row("spmdlab.load, default: columns", t_ours, t_np, "np.load (1 process)", 2.0)
+    row("spmdlab.load, columns, from client", t_client, t_np, "np.load (1 process)", 2.0)
+    c_np = at_client(lambda: np.load(path), args.repeat, cold=path)
+    c_rows = median_labs(pool, "load_rows", path, args.repeat, cold=True)
+    c_raw = median_labs(pool, "raw", path, args.repeat, cold=True)
+    print(f".npy of {A.nbytes / 2 ** 30:.2f} GiB, cold (pages dropped before each read)")
+    row("spmdlab.load, rows (2 labs)", c_rows, c_np, "np.load (1 process)", 2.0)
+    row("spmdlab.load, rows (2 labs)", c_rows, c_raw, "raw Read_at_all (2 ranks)", 0.7)
+    peaks = spmdlab.spmd_run(peak_load, path, pool=pool)
+    for lab in (1, 2):
+        grew, part = peaks[lab]
+        print(f"  lab {lab}: peak RSS grew {grew:.0f} MB for a part of {part:.0f} MB "
+              f"(staging buffer {os.environ.get('SPMDLAB_STAGING_MB', '64')} MB)")
+
+
+def _save_rows(pool, path, folder, A, args):
+    D = spmdlab.spmd_run(spmdlab.codistributed.load, path, spmdlab.codistributor1d(1), pool=pool)
+    out = os.path.join(folder, "b.npy")
+    s_np = at_client(lambda: np.save(out, A), args.repeat, fresh=out)
+    s_ours = median_labs(pool, "save", out, args.repeat, extra=D)
+    s_raw = median_labs(pool, "raw_write", out + ".raw", args.repeat, extra=D)
+    print()
+    row("spmdlab.save (2 labs)", s_ours, s_np, "np.save (1 process)", 1.5)
+    row("spmdlab.save (2 labs)", s_ours, s_raw, "raw Write_at_all (2 ranks)", 0.7)
+
+
+def _zarr_rows(pool, folder, A, rows, args):
+    import zarr
+
+    Z = A[: rows // 4]
+    DZ = spmdlab.distributed(Z, spmdlab.codistributor1d(1), pool=pool)
+    zpath = os.path.join(folder, "z.zarr")
+    spmdlab.to_zarr(DZ, zpath)
+    chunks = zarr.open_array(zpath).chunks
+
+    def zarr_write():
+        zarr.create_array(os.path.join(folder, "zb.zarr"), data=Z, chunks=chunks, overwrite=True)
+
+    z_w = at_client(zarr_write, args.repeat, fresh=os.path.join(folder, "zb.zarr"))
+    o_w = median_labs(pool, "to_zarr", zpath, args.repeat, extra=DZ)
+    z_r = at_client(lambda: zarr.open_array(zpath)[...], args.repeat)
+    o_r = median_labs(pool, "from_zarr", zpath, args.repeat)
+    print(f"\nzarr v3, {Z.nbytes / 2 ** 20:.0f} MiB, chunks {chunks}, default codecs (zstd)")
+    row("spmdlab.to_zarr (2 labs)", o_w, z_w, "zarr write (1 process)", 1.0)
+    row("spmdlab.from_zarr (2 labs)", o_r, z_r, "zarr read (1 process)", 1.0)
+
+
+def _csv_rows(pool, folder, A, args):
+    cpath = os.path.join(folder, "c.csv")
+    crows = int(args.csv_mb * 2 ** 20 / (5 * 24))
+    np.savetxt(cpath, A.reshape(-1)[: crows * 5].reshape(crows, 5), delimiter=",", fmt="%.17g")
+    size = os.path.getsize(cpath) / 2 ** 20
+    l_np = at_client(lambda: np.loadtxt(cpath, delimiter=","), max(1, args.repeat - 1))
+    l_ours = median_labs(pool, "read_csv", cpath, max(1, args.repeat - 1))
+    print(f"\nCSV of {size:.0f} MiB ({crows} rows x 5)")
+    row("spmdlab.read_csv (2 labs)", l_ours, l_np, "np.loadtxt (1 process)", 1.5)
 
 
 def _client_load(pool, path):

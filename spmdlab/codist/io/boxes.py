@@ -87,12 +87,14 @@ def read_parts(read: Callable[[np.ndarray, tuple, tuple], None], shape: tuple, d
     return build_result(parts, dtype, target, n)
 
 
-def write_parts(D: Any, write: Callable[[tuple, np.ndarray], None]) -> None:
-    """``write(global box, values)`` for every box of every piece this lab owns."""
+def write_parts(D: Any, write: Callable[[tuple, np.ndarray], None], cut: bool = True) -> None:
+    """``write(global box, values)`` for every box of every piece this lab owns; boxes
+    cut to the staging size unless ``cut`` is False (zarr encodes chunk by chunk from the
+    view it is given, and a cut off the chunk grid would make it rewrite chunks)."""
     lab, n = here()
     parts = D._local if isinstance(D._local, list) else [D._local]
     for k, gsel, lsel in owned(D._codist, lab, n):
-        for g, lo in pieces(gsel, lsel, D.dtype.itemsize):
+        for g, lo in (pieces(gsel, lsel, D.dtype.itemsize) if cut else boxes(gsel, lsel)):
             write(g, parts[k][lo])
 
 

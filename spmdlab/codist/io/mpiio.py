@@ -58,14 +58,32 @@ def contig_strides(shape: Sequence[int], itemsize: int, fortran: bool) -> tuple:
     return tuple(out)
 
 
-def region_type(sel: Sequence[Any], strides: Sequence[int], item: Any, fortran: bool = False) -> Any:
+def region_type(sel: Sequence[Any], strides: Sequence[int], item: Any, fortran: bool = False,
+                shape: Sequence[int] | None = None) -> Any:
     """The elements ``sel`` (per dimension a slice or increasing index array) of an array
-    with byte ``strides`` (none negative), in C order of the index (Fortran order when
-    ``fortran``): per dimension, innermost first, the type is resized to that dimension's
-    stride and indexed by the runs of ``sel``."""
+    of ``shape`` with byte ``strides`` (none negative), in C order of the index (Fortran
+    order when ``fortran``): per dimension, innermost first, the type is resized to that
+    dimension's stride and indexed by the runs of ``sel``. Whole, packed innermost
+    dimensions are merged first, so a range of rows is one stretch, not one per row
+    (ROMIO writes each stretch of the flattened type with its own call)."""
     made: List[Any] = []
-    t = item
-    dims = range(len(sel)) if fortran else range(len(sel) - 1, -1, -1)
+    itemsize = item.Get_extent()[1]
+    dims = list(range(len(sel)) if fortran else range(len(sel) - 1, -1, -1))
+    inner = 1  # elements in the whole, packed innermost dimensions merged so far
+    while dims and shape is not None and int(strides[dims[0]]) == itemsize * inner:
+        starts, lengths = runs(sel[dims[0]])
+        if not (len(starts) == 1 and starts[0] == 0 and lengths[0] == shape[dims[0]]):
+            break
+        inner *= int(shape[dims.pop(0)])
+    if dims and shape is not None and int(strides[dims[0]]) == itemsize * inner:
+        starts, lengths = runs(sel[dims.pop(0)])  # runs of this dimension: runs of elements
+        t = item.Create_indexed([int(x) * inner for x in lengths], [int(x) * inner for x in starts])
+        made.append(t)
+    elif inner > 1:
+        t = item.Create_contiguous(inner)
+        made.append(t)
+    else:
+        t = item
     for d in dims:
         starts, lengths = runs(sel[d])
         step = t.Create_resized(0, int(strides[d]))

@@ -141,11 +141,11 @@ def _rounds(path: str, write: bool, offset: int, dtype: np.dtype, shape: tuple, 
             buf = parts[k]
             if not (buf.flags.c_contiguous or buf.flags.f_contiguous):
                 buf = np.ascontiguousarray(buf)  # a strided view: written from a copy
-            ftype = region_type(gsel, fstrides, item, fortran)
+            ftype = region_type(gsel, fstrides, item, fortran, shape)
             if lsel is None:
                 mtype, count = item, int(buf.size)
             else:
-                mtype, count = region_type(lsel, buf.strides, item, fortran), 1
+                mtype, count = region_type(lsel, buf.strides, item, fortran, buf.shape), 1
             try:
                 fh.transfer(write, offset, item, ftype, buf, count, mtype)
             finally:

@@ -109,7 +109,7 @@ def to_zarr(D: Any, store: Any, chunks: Optional[Sequence[int]] = None) -> None:
         def write(g: tuple, values: Any) -> None:
             arr[g] = values
 
-        write_parts(D, write)
+        write_parts(D, write, cut=False)
     except Exception as exc:
         mine = report(exc)
     commit(tmp, path, mine, what)
