@@ -243,3 +243,59 @@ def test_a_lab_holds_its_part_and_one_staging_buffer(pools, folder):
                 assert grew <= part + (8 << 20), (fmt, lab, grew / 2 ** 20)
     finally:
         pool.close()
+
+
+def write_while(fn, *args):
+    """Peak RSS growth (bytes) of the write ``fn(*args)`` on this lab."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    before = _status("VmRSS")
+    fn(*args)
+    return _status("VmHWM") - before
+
+
+def _status(key):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def read_equals(csv_path, parts, every7th):
+    """Whether read_csv and read_files give back the array (every 7th row compared)."""
+    return tuple(bool(np.array_equal(gather(D)[::7], every7th))
+                 for D in (spmdlab.read_csv(csv_path), spmdlab.read_files(parts)))
+
+
+def test_csv_and_files_hold_their_part_and_one_staging_buffer(pools, folder):
+    """SPMDLAB_STAGING_MB=4 on 2 labs: write_csv of a 48 MB array grows a lab by at most
+    the buffer (the text is formatted in slabs); read_csv of its 50 MB of text and
+    read_files of twelve 4 MB files grow it by its part and at most the buffer."""
+    pool = spmdlab.Pool(2, staging_mb=4)
+    try:
+        A = np.arange(6_000_000, dtype=np.float64).reshape(3000, 2000) / 4
+        D = distributed(A, codistributor1d(1), pool=pool)
+        csv_path = os.path.join(folder, "big.csv")
+        parts = os.path.join(folder, "bigparts")
+        os.makedirs(parts, exist_ok=True)
+        for k in range(12):
+            np.save(os.path.join(parts, f"p{k:02d}.npy"), A[250 * k:250 * (k + 1)])
+        spmd_run(write_while, spmdlab.write_csv, csv_path, D, pool=pool, timeout=300)  # warm up
+        grew = spmd_run(write_while, spmdlab.write_csv, csv_path, D, pool=pool, timeout=300)
+        for lab in (1, 2):
+            assert grew[lab] <= (4 << 20) + (8 << 20), ("write_csv", lab, grew[lab] / 2 ** 20)
+        assert os.path.getsize(csv_path) > 48 << 20
+        for name, call in {"read_csv": (spmdlab.read_csv, csv_path),
+                           "read_files": (spmdlab.read_files, parts)}.items():
+            spmd_run(peak_while, *call, pool=pool, timeout=300)  # warm up
+            got = spmd_run(peak_while, *call, pool=pool, timeout=300)
+            for lab in (1, 2):
+                grew_, part = got[lab]
+                assert abs(part - A.nbytes // 2) < A.nbytes // 20  # read_csv cuts by bytes
+                assert grew_ <= part + (8 << 20), (name, lab, grew_ / 2 ** 20)
+        assert np.array_equal(np.loadtxt(os.path.join(parts, "..", "big.csv"), delimiter=",")[::997], A[::997])
+        same = spmd_run(read_equals, csv_path, parts, A[::7], pool=pool, timeout=300)
+        assert same[1] == same[2] == (True, True)
+    finally:
+        pool.close()

@@ -1,15 +1,16 @@
 """Numeric text files on the labs (pbdBASE's parallel reader): ``read_csv`` splits the
 file into byte ranges, moves each range's start to the next line start, and every lab
 parses its own range (``np.loadtxt``, in blocks of at most the staging buffer) into its
-rows of a row-distributed array; ``write_csv`` writes every lab's rows at their offsets
-with one collective MPI-IO write, full precision (``repr`` of each value), so
-``np.loadtxt`` reads back the same values.
+rows of a row-distributed array, allocated once; ``write_csv`` counts every lab's text
+in a first formatting pass, then writes the rows slab by slab (at most the staging
+buffer) at their offsets (an exclusive scan of the sizes) in collective MPI-IO rounds,
+full precision (``repr`` of each value), so ``np.loadtxt`` reads back the same values.
 """
 from __future__ import annotations
 
 import io
 import os
-from typing import Any, List
+from typing import Any, Iterator, List, Optional
 
 import numpy as np
 
@@ -57,27 +58,57 @@ def line_start(f: Any, p: int, first: int, size: int) -> int:
         pos += len(block)
 
 
-def _parse(f: Any, lo: int, hi: int, delimiter: str, dtype: Any) -> List[np.ndarray]:
-    """The rows in bytes [lo, hi), parsed in blocks cut at line ends."""
-    out: List[np.ndarray] = []
-    limit = max(staging_bytes() // 4, 1 << 16)  # text is longer than its numbers
+def _blocks(f: Any, lo: int, hi: int) -> Iterator[bytes]:
+    """The bytes [lo, hi) of ``f`` in whole lines, blocks of at most a quarter of the
+    staging buffer (text is longer than its numbers) unless a line is longer."""
+    limit = max(staging_bytes() // 4, 1 << 16)
     f.seek(lo)
     pos, carry = lo, b""
-    while pos < hi or carry:
-        block = carry + f.read(min(limit, hi - pos)) if pos < hi else carry
-        pos = min(hi, pos + limit) if pos < hi else hi
+    while pos < hi:
+        block = carry + f.read(min(limit, hi - pos))
+        pos = min(hi, pos + limit)
         cut = block.rfind(b"\n") + 1 if pos < hi else len(block)
-        if cut == 0 and pos < hi:
-            carry = block
-            continue
         carry = block[cut:]
-        text = block[:cut]
-        if text.strip():
-            try:
-                out.append(np.loadtxt(io.StringIO(text.decode()), delimiter=delimiter, dtype=dtype, ndmin=2))
-            except ValueError as exc:
-                raise ValueError(f"in bytes {lo}..{hi} of the file: {exc}") from None
-    return out
+        if cut:
+            yield block[:cut]
+    if carry:
+        yield carry
+
+
+def _count_lines(f: Any, lo: int, hi: int) -> int:
+    """The lines in bytes [lo, hi) (a last line without its newline counts): at least
+    the rows there, as blank lines hold none."""
+    lines = 0
+    for block in _blocks(f, lo, hi):
+        lines += block.count(b"\n") + (not block.endswith(b"\n"))
+    return lines
+
+
+def _parse(f: Any, lo: int, hi: int, delimiter: str, dtype: Any) -> Optional[np.ndarray]:
+    """The rows in bytes [lo, hi), parsed block by block (``np.loadtxt``'s C parser)
+    straight into the part, allocated once for the lines counted first and shrunk in
+    place (``realloc``) if blank lines held no rows: the part and one block, no join."""
+    part: Optional[np.ndarray] = None
+    rows = 0
+    lines = _count_lines(f, lo, hi)
+    for text in _blocks(f, lo, hi):
+        if not text.strip():
+            continue
+        try:
+            got = np.loadtxt(io.StringIO(text.decode()), delimiter=delimiter, dtype=dtype, ndmin=2)
+        except ValueError as exc:
+            raise ValueError(f"in bytes {lo}..{hi} of the file: {exc}") from None
+        if part is None:
+            part = np.empty((lines, got.shape[1]), dtype=dtype)
+        elif got.shape[1] != part.shape[1]:
+            raise ValueError(f"in bytes {lo}..{hi} of the file: rows of {part.shape[1]} and of "
+                             f"{got.shape[1]} columns")
+        part[rows:rows + got.shape[0]] = got
+        rows += got.shape[0]
+        del got
+    if part is not None and rows < part.shape[0]:
+        part.resize((rows, part.shape[1]), refcheck=False)
+    return part
 
 
 def read_csv(path: Any, delimiter: str = ",", skiprows: int = 0, dtype: Any = float) -> Any:
@@ -97,8 +128,7 @@ def read_csv(path: Any, delimiter: str = ",", skiprows: int = 0, dtype: Any = fl
             span = size - first
             lo = line_start(f, first + span * (lab - 1) // n, first, size)
             hi = line_start(f, first + span * lab // n, first, size)
-            blocks = _parse(f, lo, hi, delimiter, dtype)
-        rows = np.concatenate(blocks) if len(blocks) > 1 else blocks[0] if blocks else None
+            rows = _parse(f, lo, hi, delimiter, dtype)
     except Exception as exc:
         mine = report(exc)
     shapes = agree(mine, what, path, (meta, None if rows is None else rows.shape))
@@ -150,9 +180,9 @@ def write_csv(path: Any, D: Any, delimiter: str = ",") -> None:
         D = redistribute(D, codistributor1d(1))
     no_sigxfsz()
     local = D._local.reshape(-1, 1) if D.ndim == 1 else D._local
-    step = max(1, staging_bytes() // max(1, 25 * local.shape[1]))
-    data = b"".join(_text(local[a:a + step], delimiter) for a in range(0, local.shape[0], step))
-    sizes = allgather_objects(len(data), what)
+    slabs = _slabs(local)
+    sizes = allgather_objects(sum(len(_text(local[a:b], delimiter)) for a, b in slabs), what)
+    rounds = max(allgather_objects(len(slabs), what))
     mine, tmp = None, None
     if lab == 1:
         try:
@@ -163,19 +193,38 @@ def write_csv(path: Any, D: Any, delimiter: str = ",") -> None:
     tmp = agree(mine, what, path, tmp)[0]
     mine = None
     try:
-        fh = File(tmp, True, what)
-        try:
-            byte = item_type(1)
-            buf = np.frombuffer(data, dtype=np.uint8) if data else np.empty(0, np.uint8)
-            fh.transfer(True, sum(sizes[:lab - 1]), byte, byte, buf, len(data), byte)
-            byte.Free()
-        finally:
-            fh.close()
-        if fh.short:
-            raise OSError(fh.short)
+        _write_slabs(tmp, local, slabs, rounds, sum(sizes[:lab - 1]), delimiter, what)
         if lab == 1 and os.path.getsize(tmp) != sum(sizes):
             raise OSError(f"the written file has {os.path.getsize(tmp)} of its {sum(sizes)} bytes "
                           "(disk full or file size limit reached)")
     except Exception as exc:
         mine = report(exc)
     commit(tmp, path, mine, what)
+
+
+def _slabs(local: np.ndarray) -> List[tuple]:
+    """Row ranges whose text, with Python's float objects on the way, fits the staging
+    buffer (about 100 bytes a value)."""
+    step = max(1, staging_bytes() // max(1, 100 * local.shape[1]))
+    return [(a, min(a + step, local.shape[0])) for a in range(0, local.shape[0], step)]
+
+
+def _write_slabs(tmp: str, local: np.ndarray, slabs: List[tuple], rounds: int, offset: int,
+                 delimiter: str, what: str) -> None:
+    """Each lab's rows from byte ``offset`` (an exclusive scan of the labs' text sizes,
+    counted in a first formatting pass), one slab a collective round: the text is
+    formatted twice so that no lab holds more than one slab of it."""
+    fh = File(tmp, True, what)
+    byte = item_type(1)
+    try:
+        for r in range(rounds):
+            data = _text(local[slice(*slabs[r])], delimiter) if r < len(slabs) else b""
+            buf = np.frombuffer(data, dtype=np.uint8) if data else np.empty(0, np.uint8)
+            fh.transfer(True, offset, byte, byte, buf, len(data), byte)
+            offset += len(data)
+            del data, buf
+    finally:
+        byte.Free()
+        fh.close()
+    if fh.short:
+        raise OSError(fh.short)

@@ -43,22 +43,64 @@ def read_files(pattern: Any, reader: Callable[[str], Any] = np.load, axis: int =
         raise ValueError(f"{what} {pattern!r}: the labs see different files ({detail})")
     counts = _partition(len(names), n)  # codistributor1d's default partition of the files
     start = sum(counts[:lab - 1])
-    mine, part, meta = None, None, None
+    mine, shapes = None, []
+    mine_names = names[start:start + counts[lab - 1]]
     try:
-        arrays = []
-        for name in names[start:start + counts[lab - 1]]:
-            try:
-                arrays.append(np.asarray(reader(name)))
-            except Exception as exc:
-                raise type(exc)(f"reading {name!r}: {exc}") from None
-        if arrays:
-            ax = _axis(axis, arrays[0].ndim)
-            part = np.concatenate(arrays, axis=ax) if len(arrays) > 1 else arrays[0]
-            meta = (part.shape, part.dtype.str)
+        shapes = [_probe(reader, name) for name in mine_names]
+        meta = _joined(shapes, axis)
+    except Exception as exc:
+        mine, meta = report(exc), None
+    metas = agree(mine, what, pattern, meta)
+    part, dtype, ax = _allocate(metas, axis, what, pattern)
+    mine = None
+    try:
+        at = 0
+        for name, (shape, _) in zip(mine_names, shapes):
+            width = shape[ax] if len(shape) else 1
+            index = (slice(None),) * ax + (slice(at, at + width),)
+            part[index] = _read(reader, name)
+            at += width
     except Exception as exc:
         mine = report(exc)
-    metas = agree(mine, what, pattern, meta)
-    return _join(part, [m for m in metas], axis, what, pattern)
+    agree(mine, what, pattern)
+    sizes = [0 if m is None else m[0][ax] for m in metas]
+    codist = codistributor1d(ax + 1, sizes, part.shape[:ax] + (sum(sizes),) + part.shape[ax + 1:])
+    return codistributed._from_local(part, codist)
+
+
+def _read(reader: Callable[[str], Any], name: str) -> np.ndarray:
+    try:
+        return np.asarray(reader(name))
+    except Exception as exc:
+        raise type(exc)(f"reading {name!r}: {exc}") from None
+
+
+def _probe(reader: Callable[[str], Any], name: str) -> tuple:
+    """A file's (shape, dtype) without its data where the reader allows (``np.load`` of
+    a .npy: its header, through a memory map); other readers read the file once here
+    and once more to fill the part, so a lab holds its part and one file."""
+    if reader is np.load:
+        try:
+            a = np.load(name, mmap_mode="r")
+            if isinstance(a, np.ndarray):
+                return a.shape, a.dtype.str
+        except Exception:
+            pass
+    a = _read(reader, name)
+    return a.shape, a.dtype.str
+
+
+def _joined(shapes: list, axis: int) -> Any:
+    """The shape and dtype of this lab's files joined along ``axis``; None for no files."""
+    if not shapes:
+        return None
+    ax = _axis(axis, len(shapes[0][0]))
+    rest = {s[:ax] + s[ax + 1:] for s, _ in shapes}
+    if len(rest) > 1 or len({len(s) for s, _ in shapes}) > 1:
+        raise ValueError(f"the files' arrays do not join along axis {axis}: shapes "
+                         f"{', '.join(str(s) for s, _ in shapes)}")
+    shape = shapes[0][0][:ax] + (sum(s[ax] for s, _ in shapes),) + shapes[0][0][ax + 1:]
+    return shape, np.result_type(*[np.dtype(d) for _, d in shapes]).str
 
 
 def _partition(count: int, n: int) -> List[int]:
@@ -72,7 +114,8 @@ def _axis(axis: int, ndim: int) -> int:
     return axis % ndim
 
 
-def _join(part: Any, metas: list, axis: int, what: str, pattern: str) -> Any:
+def _allocate(metas: list, axis: int, what: str, pattern: str) -> tuple:
+    """This lab's part, allocated once in the labs' common dtype, and that dtype and axis."""
     lab, n = here()
     have = [(k + 1, m) for k, m in enumerate(metas) if m is not None]
     shape0 = have[0][1][0]
@@ -82,9 +125,6 @@ def _join(part: Any, metas: list, axis: int, what: str, pattern: str) -> Any:
         detail = "; ".join(f"lab {k}: {m[0]}" for k, m in have)
         raise ValueError(f"{what} {pattern!r}: the files' arrays do not join along axis {axis}: shapes {detail}")
     dtype = np.result_type(*[np.dtype(m[1]) for _, m in have])
-    sizes = [0 if m is None else m[0][ax] for m in metas]
-    gsize = shape0[:ax] + (sum(sizes),) + shape0[ax + 1:]
-    if part is None:
-        part = np.empty(shape0[:ax] + (0,) + shape0[ax + 1:], dtype=dtype)
-    codist = codistributor1d(ax + 1, sizes, gsize)
-    return codistributed._from_local(part.astype(dtype, copy=False), codist)
+    mine = metas[lab - 1]
+    shape = mine[0] if mine is not None else shape0[:ax] + (0,) + shape0[ax + 1:]
+    return np.empty(shape, dtype=dtype), dtype, ax
