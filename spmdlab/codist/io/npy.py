@@ -23,6 +23,7 @@ from ..reshard import changeMode
 from .agree import agree, report
 from .mpiio import File, contig_strides, item_type, no_sigxfsz, region_type
 from .plan import check_layout_fits, min_run_bytes, owned, part_shape, rounds, stored
+from .twophase import fits_two_phase, read_two_phase
 
 __all__ = ["load", "save", "read_header", "header_bytes", "temporary_name", "conclude", "check_dtype_io",
            "build_result"]
@@ -120,7 +121,10 @@ def load(path: Any, codist: Any = None) -> Any:
     dtype = np.lib.format.descr_to_dtype(descr)
     target = _layout(codist, shape, n, what, path)
     parts = [np.empty(part_shape(sel), dtype=dtype, order="F" if fortran else "C") for sel in stored(target, lab, n)]
-    _rounds(path, False, offset, dtype, shape, fortran, target, parts, what)
+    if fits_two_phase(target, shape, fortran, n):
+        read_two_phase(path, offset, dtype, shape, target, parts[0], what)
+    else:
+        _rounds(path, False, offset, dtype, shape, fortran, target, parts, what)
     return build_result(parts, dtype, target, n)
 
 
