@@ -29,6 +29,7 @@ from .codistributed import (
     redistribute,
     updateHalos,
 )
+from .dataio import from_hdf5, from_zarr, load, read_csv, read_files, save, to_hdf5, to_zarr, write_csv
 from .errors import LabDiedError, PoolError, RemoteError, SpmdError, SpmdSourceError, SpmdTimeoutError
 from .lab.messaging import (
     gcat,
@@ -86,6 +87,8 @@ __all__ = [
     "getCodistributor", "getLocalPart", "globalIndices", "iscodistributed", "redistribute",
     "updateHalos", "changeMode",
     "distributed", "isdistributed", "plot_layout",
+    # data in and out
+    "save", "load", "to_zarr", "from_zarr", "to_hdf5", "from_hdf5", "read_csv", "write_csv", "read_files",
     # numerics under MATLAB's names (loaded on first use)
     *_NUMERICS,
     # errors

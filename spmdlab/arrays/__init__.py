@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import io as io
 from .array import codistributed, getCodistributor, getLocalPart, globalIndices, iscodistributed
 from .registry import implemented_in, implements
 from .reshard import changeMode, updateHalos

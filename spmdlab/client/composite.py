@@ -129,7 +129,8 @@ class Composite:
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         raise TypeError("cannot pickle a Composite: it is a handle to values held by the labs, which end "
-                        "with the pool; pickle its values instead: list(c), or c[i] for lab i's")
+                        "with the pool; save it with spmdlab.save('c.npz', c) (spmdlab.load gives back a "
+                        "Composite), or pickle its values: list(c), or c[i] for lab i's")
 
 
 def exist(c: Composite, lab: int | None = None) -> bool:

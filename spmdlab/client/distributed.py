@@ -32,6 +32,7 @@ from ..arrays.base import is_plain as _is_plain
 from ..arrays.base import is_scipy_sparse as _is_scipy_sparse
 from ..arrays.base import numlabs_of as _codist_numlabs
 from ..arrays.calls import construct, local_rows, to_codistributed
+from ..arrays.io import load as _io_load
 from ..errors import SpmdError, labs_words
 from ..layouts.codistributor import codistributor1d
 from ..layouts.regions import copy_region as _copy_region
@@ -44,7 +45,7 @@ from .execute import register_handle, run_block
 from .pool import gcp
 from .preview import corner_text, fetch_corner
 
-__all__ = ["distributed", "isdistributed", "on_labs"]
+__all__ = ["distributed", "isdistributed", "on_labs", "run_on_labs"]
 
 
 _GATHER_CHUNK = 8 << 20
@@ -145,6 +146,13 @@ def on_labs(fn: Callable[..., Any]) -> Callable[..., Any]:
         return fn(*args, **kwargs)
 
     return either
+
+
+def run_on_labs(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` run on every lab of the current pool (``distributed``
+    arguments arrive as their codistributed arrays); codistributed results come back as
+    ``distributed``, others as lab 1's value."""
+    return _run(fn, args, kwargs, tuples=True)
 
 
 def _result(pool, handle: Any) -> Any:
@@ -436,7 +444,8 @@ class distributed:
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         raise TypeError("cannot pickle a distributed array: it is a handle to parts held by the labs, which "
-                        "end with the pool; pickle (or np.save) gather(D), the numpy array, instead")
+                        "end with the pool; save it with spmdlab.save(path, D) or np.save(path, D) (each lab "
+                        "writes its part; spmdlab.load reads it back), or pickle gather(D), the numpy array")
 
     def __copy__(self) -> "distributed":
         return self.copy()
@@ -496,6 +505,12 @@ class distributed:
         return _run(to_codistributed, (self, codist))
 
     # ---- constructors (built on the labs) ---------------------------------------------
+    @classmethod
+    def load(cls, path: Any, codist: Any = None) -> "distributed":
+        """The array in the .npy file ``path``, read by the labs, each its own part
+        (``spmdlab.load``)."""
+        return _run(_io_load, (path,), {"codist": codist})
+
     @classmethod
     def _construct(cls, name: str, args: tuple, kwargs: dict) -> "distributed":
         pool = kwargs.pop("pool", None)

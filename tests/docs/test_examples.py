@@ -56,6 +56,9 @@ CASES = [
     ("poisson_pcg", ["--size", "20"], r"n = 400 unknowns, nnz = 1920, rows per lab: lab 1: 0:100;[\s\S]*"
                                       r"pcg \+ block ILU on 4 labs: flag 0, \d+ iterations"),
     ("poisson_pcg", ["--labs", "3", "--size", "5"], r"lab 3: 17:25\n"),
+    ("parallel_io", ["--size", "100"], r"100 x 40 dataset over 4 labs; in the 2dbc layout \(blocks of 16 x 16\) "
+                                       r"lab 1 read a local part of 52 x 24"),
+    ("parallel_io", ["--labs", "2", "--size", "10", "--cols", "3"], r"lab 1 read a local part of 10 x 3"),
 ]
 
 

@@ -30,7 +30,7 @@ LAYER = {
     "lab": 3,  # base, protocol; lab/comm.py alone imports mpi4py
     "arrays": 4, "codistributed": 4,  # base, protocol, layouts, lab's comm proxy; never client
     "client": 5,  # base, protocol, layouts, arrays (only the modules in CLIENT_USES_ARRAYS)
-    "numerics": 6,  # client, arrays
+    "numerics": 6, "dataio": 6,  # client, arrays
     "notebook": 7,  # anything below
     "facade": 8,  # spmdlab/__init__.py: public names; notebook and numerics only lazily
 }
@@ -44,6 +44,7 @@ MAY_IMPORT = {
     "codistributed": {"arrays"},
     "client": {"base", "protocol", "layouts", "arrays", "client"},
     "numerics": {"base", "client", "arrays"},
+    "dataio": {"base", "client", "arrays"},
     "notebook": {"base", "protocol", "layouts", "pmode", "arrays", "client", "numerics", "notebook"},
     "facade": set(LAYER),
 }
@@ -107,6 +108,14 @@ ARRAY_LAYERS = [
     {"linalg.norms"},
     {"linalg.spectral"},
     {"linalg"},
+    # data in and out: index math, agreed errors, MPI-IO, then the formats
+    {"io.plan", "io.agree"},
+    {"io.mpiio"},
+    {"io.twophase"},
+    {"io.npy"},
+    {"io.boxes"},
+    {"io.zarrio", "io.hdf5", "io.csv", "io.files"},
+    {"io"},
     {"__init__"},
 ]
 
@@ -132,6 +141,9 @@ PUBLIC_NAMES = [
 # What this round's capabilities added to the façade (never a rename of a name above).
 ADDED_NAMES = {
     "pinv", "rank", "cond",  # eigenvalues and singular values
+    "save", "load", "to_zarr", "from_zarr", "to_hdf5", "from_hdf5", "read_csv", "write_csv", "read_files",
+    "sparse", "speye", "sprand", "sprandn", "spdiags", "kron", "issparse", "full", "nnz", "nonzeros",  # sparse
+    "find", "pcg", "gmres", "bicgstab", "bicg", "cgs", "minres", "lsqr", "jacobi", "ilu", "ichol",
 }
 
 
