@@ -18,10 +18,13 @@ numpy functions it implements with ``registry.implements``, and is imported here
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from . import io as io
 from .array import codistributed, getCodistributor, getLocalPart, globalIndices, iscodistributed
+from .base import register_sparse_loader
 from .registry import implemented_in, implements
 from .reshard import changeMode, updateHalos
 from .transfer import gather, redistribute
@@ -38,3 +41,12 @@ implemented_in("spmdlab.arrays.linalg", np.linalg.solve, np.linalg.cholesky, np.
                np.linalg.eigvals, np.linalg.eigh, np.linalg.eigvalsh, np.linalg.norm, np.trace, np.triu,
                np.tril, *(getattr(np.linalg, name) for name in ("svdvals", "matrix_norm", "vector_norm", "trace")
                           if hasattr(np.linalg, name)))
+
+
+def _sparse_package() -> Any:
+    from . import sparse  # imports scipy: loaded on the first scipy.sparse input or sparse constructor
+
+    return sparse
+
+
+register_sparse_loader(_sparse_package)  # base.sparse_package: for creation, transfer, the client

@@ -12,9 +12,9 @@ Nothing here imports MPI: at the client arrays behave as on a pool of one lab.
 """
 from __future__ import annotations
 
-import importlib
 import math
 import sys
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import numpy as np
@@ -27,7 +27,7 @@ from ..layouts.codistributor import Codistributor, codistributor1d, codistributo
 
 __all__ = ["NOVALUE", "CODISTRIBUTORS", "MODES", "CodistArray", "here", "numlabs_of", "check_codist_arg",
            "complete", "check_dtype", "need", "layout_text", "describe", "is_plain", "parts_of", "check_mode", "Chunks",
-           "sparse_error", "is_scipy_sparse", "sparse_package"]
+           "sparse_error", "is_scipy_sparse", "sparse_package", "register_sparse_loader"]
 
 
 NOVALUE: Any = np._NoValue  # numpy's "argument not given" marker
@@ -119,9 +119,21 @@ def is_scipy_sparse(x: Any) -> bool:
     return sparse is not None and bool(sparse.issparse(x))
 
 
+_SPARSE_LOADER: list[Callable[[], Any]] = []  # spmdlab.arrays registers it (it imports arrays.sparse)
+
+
+def register_sparse_loader(load: Callable[[], Any]) -> None:
+    """How ``sparse_package`` loads the sparse package: registered by ``spmdlab.arrays``,
+    a layer above every module that accepts scipy.sparse input."""
+    _SPARSE_LOADER[:] = [load]
+
+
 def sparse_package() -> Any:
-    """The sparse matrix package (``arrays/sparse``), imported on first use: it imports scipy."""
-    return importlib.import_module(".sparse", __package__)
+    """The sparse matrix package (``arrays/sparse``), loaded on first use (it imports
+    scipy) by the loader ``spmdlab.arrays`` registers."""
+    if not _SPARSE_LOADER:
+        raise RuntimeError("spmdlab.arrays registers the sparse package's loader: import spmdlab.arrays")
+    return _SPARSE_LOADER[0]()
 
 
 def sparse_error(x: Any) -> str | None:

@@ -10,9 +10,10 @@ import numpy as np
 
 from ..errors import SpmdError
 from .array import codistributed
+from .collectives import allgather
 from .transfer import redistribute
 
-__all__ = ["construct", "to_codistributed", "local_rows"]
+__all__ = ["construct", "to_codistributed", "local_rows", "nnz_per_lab"]
 
 
 def construct(name: str, args: tuple, kwargs: dict) -> Any:
@@ -30,3 +31,9 @@ def local_rows(value: Any, key: int, lo: int, hi: int) -> np.ndarray:
     if not isinstance(value, codistributed):
         raise SpmdError(f"the distributed array's data (key {key}) is gone from this lab")
     return np.ascontiguousarray(value._local[lo:hi])
+
+
+def nnz_per_lab(S: Any) -> list[int]:
+    """Every lab's number of stored entries of the sparse codistributed matrix ``S`` (one
+    allgather; the client's display of a sparse ``distributed``)."""
+    return [int(c) for c in allgather(np.array([S.local_nnz()], dtype=np.int64), "nnz")[:, 0]]

@@ -3,3 +3,8 @@
 to values on the labs (:mod:`.composite`, :mod:`.distributed`) and how they are shown
 (:mod:`.display`, :mod:`.preview`, :mod:`.progress`, :mod:`.console`). Never imports the
 lab package or mpi4py."""
+from __future__ import annotations
+
+from . import distributed_sparse  # registers the sparse handle and distributed(S) of scipy.sparse S
+
+__all__ = ["distributed_sparse"]

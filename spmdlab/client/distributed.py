@@ -19,7 +19,7 @@ import functools
 import math
 import operator
 import weakref
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 import numpy as np
 
@@ -29,7 +29,6 @@ from ..arrays.base import check_codist_arg as _check_codist_arg
 from ..arrays.base import check_dtype as _check_dtype
 from ..arrays.base import complete as _complete
 from ..arrays.base import is_plain as _is_plain
-from ..arrays.base import is_scipy_sparse as _is_scipy_sparse
 from ..arrays.base import numlabs_of as _codist_numlabs
 from ..arrays.calls import construct, local_rows, to_codistributed
 from ..arrays.io import load as _io_load
@@ -45,10 +44,19 @@ from .execute import register_handle, run_block
 from .pool import gcp
 from .preview import corner_text, fetch_corner
 
-__all__ = ["distributed", "isdistributed", "on_labs", "run_on_labs"]
+__all__ = ["distributed", "isdistributed", "on_labs", "register_input", "run_on_labs"]
 
 
 _GATHER_CHUNK = 8 << 20
+_D = TypeVar("_D", bound="distributed")
+# Inputs another handle scatters, ``(accepts(X), scatter(X, codist, pool))``: registered
+# by its module (distributed_sparse: scipy.sparse matrices), which client/__init__ imports.
+_OTHER_INPUTS: list[tuple[Callable[[Any], bool], Callable[..., Any]]] = []
+
+
+def register_input(accepts: Callable[[Any], bool], scatter: Callable[..., Any]) -> None:
+    """``distributed(X)`` for an X that ``accepts``: ``scatter(X, codist, pool)``."""
+    _OTHER_INPUTS.append((accepts, scatter))
 
 
 def _stored(codist: Any, lab: int, n: int) -> Any:
@@ -236,6 +244,15 @@ def _unary(op):
     return method
 
 
+def _constructor(name: str, doc: str = "") -> Any:
+    """``distributed.<name>(*args, pool=None, **kwargs)``: codistributed.<name> on the labs."""
+    def make(cls: Any, *args: Any, **kwargs: Any) -> "distributed":
+        return cls._construct(name, args, kwargs)
+
+    make.__name__, make.__doc__ = name, doc or f"``distributed.{name}(...)``, built on the labs."
+    return classmethod(make)
+
+
 def _forward(name: str, doc: str = ""):
     def method(self, *args, **kwargs):
         return _run(call_method, (self, name, *args), kwargs, tuples=name == "nonzero")
@@ -262,10 +279,9 @@ class distributed:
     __hash__ = None  # type: ignore[assignment]
 
     def __new__(cls, X: Any = None, codist=None, *, pool=None):
-        if _is_scipy_sparse(X):  # a sparse matrix: its handle (distributed_sparse)
-            from .distributed_sparse import distributedSparse
-
-            return distributedSparse._scatter(X, codist, pool)
+        for accepts, scatter in _OTHER_INPUTS:  # e.g. a scipy.sparse matrix (distributed_sparse)
+            if accepts(X):
+                return scatter(X, codist, pool)
         return super().__new__(cls)
 
     def __init__(self, X: Any, codist=None, *, pool=None):
@@ -314,7 +330,7 @@ class distributed:
         return self._key
 
     @classmethod
-    def _from_labs(cls, pool, key: int, summary: Summary) -> "distributed":
+    def _from_labs(cls: type[_D], pool, key: int, summary: Summary) -> _D:
         """The handle for a codistributed array stored under ``key`` on the labs."""
         self = cls.__new__(cls)
         codist = summary.layout
@@ -519,74 +535,23 @@ class distributed:
             raise TypeError(f"distributed.{name} did not produce a distributed array")
         return result
 
-    @classmethod
-    def zeros(cls, *args, **kwargs) -> "distributed":
-        """``distributed.zeros(m, n, ..., codist=, dtype=, pool=)``, built on the labs."""
-        return cls._construct("zeros", args, kwargs)
-
-    @classmethod
-    def ones(cls, *args, **kwargs) -> "distributed":
-        return cls._construct("ones", args, kwargs)
-
-    @classmethod
-    def eye(cls, *args, **kwargs) -> "distributed":
-        return cls._construct("eye", args, kwargs)
-
-    @classmethod
-    def rand(cls, *args, **kwargs) -> "distributed":
-        """Uniform [0, 1) values, a different stream per lab; ``seed=`` to reproduce."""
-        return cls._construct("rand", args, kwargs)
-
-    @classmethod
-    def randn(cls, *args, **kwargs) -> "distributed":
-        return cls._construct("randn", args, kwargs)
-
-    @classmethod
-    def randi(cls, *args, **kwargs) -> "distributed":
-        return cls._construct("randi", args, kwargs)
-
-    @classmethod
-    def inf(cls, *args, **kwargs) -> "distributed":
-        return cls._construct("inf", args, kwargs)
-
-    @classmethod
-    def nan(cls, *args, **kwargs) -> "distributed":
-        return cls._construct("nan", args, kwargs)
-
-    @classmethod
-    def true(cls, *args, **kwargs) -> "distributed":
-        return cls._construct("true", args, kwargs)
-
-    @classmethod
-    def false(cls, *args, **kwargs) -> "distributed":
-        return cls._construct("false", args, kwargs)
-
-    @classmethod
-    def colon(cls, *args, **kwargs) -> "distributed":
-        return cls._construct("colon", args, kwargs)
-
-    @classmethod
-    def linspace(cls, *args, **kwargs) -> "distributed":
-        return cls._construct("linspace", args, kwargs)
-
+    zeros = _constructor("zeros", "``distributed.zeros(m, n, ..., codist=, dtype=, pool=)``, built on the labs.")
+    ones = _constructor("ones")
+    eye = _constructor("eye")
+    rand = _constructor("rand", "Uniform [0, 1) values, a different stream per lab; ``seed=`` to reproduce.")
+    randn = _constructor("randn")
+    randi = _constructor("randi")
+    inf = _constructor("inf")
+    nan = _constructor("nan")
+    true = _constructor("true")
+    false = _constructor("false")
+    colon = _constructor("colon")
+    linspace = _constructor("linspace")
     # sparse matrices (a distributedSparse handle)
-    @classmethod
-    def speye(cls, *args, **kwargs) -> "distributed":
-        """``distributed.speye(m, n, codist)``: the sparse identity, built on the labs."""
-        return cls._construct("speye", args, kwargs)
-
-    @classmethod
-    def sprand(cls, *args, **kwargs) -> "distributed":
-        """``distributed.sprand(m, n, density, codist, seed=)``: built on the labs."""
-        return cls._construct("sprand", args, kwargs)
-
-    @classmethod
-    def sprandn(cls, *args, **kwargs) -> "distributed":
-        return cls._construct("sprandn", args, kwargs)
-
-    @classmethod
-    def spdiags(cls, *args, **kwargs) -> "distributed":
-        return cls._construct("spdiags", args, kwargs)
+    speye = _constructor("speye", "``distributed.speye(m, n, codist)``: the sparse identity, built on the labs.")
+    sprand = _constructor("sprand", "``distributed.sprand(m, n, density, codist, seed=)``: built on the labs.")
+    sprandn = _constructor("sprandn")
+    spdiags = _constructor("spdiags")
 
 
 for _name, _op in [("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
@@ -615,13 +580,6 @@ del _name, _op
 register_handle("codist", distributed._from_labs)
 
 
-def _sparse_handle(pool, key: int, summary: Summary) -> "distributed":
-    from .distributed_sparse import from_labs  # its module imports this one
-
-    return from_labs(pool, key, summary)
-
-
-register_handle("sparse", _sparse_handle)
 
 
 def isdistributed(X: Any) -> bool:

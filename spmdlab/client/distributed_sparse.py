@@ -15,12 +15,16 @@ from typing import Any
 
 import numpy as np
 
-from ..arrays.base import complete as _complete
-from ..arrays.base import sparse_package as _sparse_package
+from ..arrays.base import complete, sparse_package
+from ..arrays.calls import nnz_per_lab
+from ..arrays.transfer import gather
+from ..layouts.codistributor import codistributor1d
 from ..protocol.messages import Set
-from .distributed import _run, distributed
+from .distributed import _run, distributed, register_input
+from .execute import register_handle
+from .pool import gcp
 
-__all__ = ["distributedSparse"]
+__all__ = ["distributedSparse", "is_sparse_input", "type_default"]
 
 
 class _SendSparse:
@@ -33,34 +37,25 @@ class _SendSparse:
 
     def __reduce_ex__(self, protocol: Any) -> tuple:
         part = self.S[self.lo:self.hi] if self.codist.Dimension == 1 else self.S[:, self.lo:self.hi]
-        return (_sparse_package().from_local, (part, self.codist))
-
-
-def _lab_gather(S: Any) -> Any:
-    from ..arrays.transfer import gather  # lab side
-
-    return gather(S)
-
-
-def _lab_counts(S: Any) -> Any:
-    from ..arrays.collectives import allgather  # lab side
-
-    return [int(c) for c in allgather(np.array([S.local_nnz()], dtype=np.int64), "nnz")[:, 0]]
+        return (sparse_package().from_local, (part, self.codist))
 
 
 class distributedSparse(distributed):
     """A client handle to a sparse matrix distributed over the labs by rows or columns."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass  # made by distributed(S), _scatter or _from_labs
+        pass  # made by distributed(S) (scatter) or from_labs
 
     @classmethod
-    def _scatter(cls, S: Any, codist: Any = None, pool: Any = None) -> distributedSparse:
+    def from_labs(cls, pool: Any, key: int, summary: Any) -> distributedSparse:
+        """The handle for a sparse codistributed matrix stored under ``key`` on the labs."""
+        return cls._from_labs(pool, key, summary)
+
+    @classmethod
+    def scatter(cls, S: Any, codist: Any = None, pool: Any = None) -> distributedSparse:
         import scipy.sparse as sp  # S is one: scipy is loaded
 
-        from .pool import gcp
-
-        pkg = _sparse_package()
+        pkg = sparse_package()
         pool = pool if pool is not None else gcp()
         pool.ensure_running()
         n = pool.numlabs
@@ -71,9 +66,11 @@ class distributedSparse(distributed):
             raise ValueError(error)
         base = codist if codist is not None and codist.Dimension is not None else \
             type_default(codist)
-        target = _complete(base, S.shape, n)
+        target = complete(base, S.shape, n)
+        if not isinstance(target, codistributor1d):  # layout_error let only a codistributor1d by
+            raise TypeError(f"distributed(S): sparse layouts are codistributor1d, got {target!r}")
         S = sp.csr_array(S) if target.Dimension == 1 else sp.csc_array(S)
-        o = np.concatenate(([0], np.cumsum(target.Partition)))
+        o = np.concatenate(([0], np.cumsum(np.asarray(target.Partition, dtype=np.int64))))
         pool.flush_frees()
         key = pool.new_key()
         messages = {lab: Set(key, _SendSparse(S, target, int(o[lab - 1]), int(o[lab]))) for lab in range(1, n + 1)}
@@ -89,7 +86,7 @@ class distributedSparse(distributed):
     def _spmdlab_gather(self) -> Any:
         """The whole matrix as a scipy.sparse array (csr by rows, csc by columns)."""
         self._live_pool()
-        return _run(_lab_gather, (self,), pool=self._pool)
+        return _run(gather, (self,), pool=self._pool)
 
     def gather(self) -> Any:
         return self._spmdlab_gather()
@@ -101,7 +98,7 @@ class distributedSparse(distributed):
         if self._pool.state != "idle" or self._pool.generation != self._generation:
             return head
         try:
-            counts = _run(_lab_counts, (self,), pool=self._pool)
+            counts = _run(nnz_per_lab, (self,), pool=self._pool)
         except Exception:  # a display must not fail
             return head
         total = sum(counts)
@@ -118,17 +115,14 @@ class distributedSparse(distributed):
 
 def type_default(codist: Any) -> Any:
     """MATLAB's default layout for a matrix: by columns (keeping a given partition)."""
-    from ..layouts.codistributor import codistributor1d
-
     return codistributor1d(2, None if codist is None else codist.Partition,
                            None if codist is None else codist.GlobalSize)
-
-
-def from_labs(pool: Any, key: int, summary: Any) -> distributedSparse:
-    """The handle for a sparse codistributed matrix stored under ``key`` on the labs."""
-    return distributedSparse._from_labs(pool, key, summary)  # noqa: SLF001 - this package's class
 
 
 def is_sparse_input(X: Any) -> bool:
     module = sys.modules.get("scipy.sparse")
     return module is not None and bool(module.issparse(X))
+
+
+register_input(is_sparse_input, distributedSparse.scatter)  # distributed(S) of a scipy.sparse S
+register_handle("sparse", distributedSparse.from_labs)  # a block's sparse codistributed results

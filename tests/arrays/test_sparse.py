@@ -397,3 +397,34 @@ def test_a_block_on_another_number_of_labs_is_refused_on_every_lab(pools):
     with spmd(pool=pool, timeout=60):
         y = S @ x
     assert np.allclose(gather(y), A @ x)
+
+
+def dense_nnz():
+    from spmdlab.arrays import sparse as spk
+
+    A = np.zeros((7, 5))
+    A[::2, 1] = 3.0
+    A[6, 4] = -1.0
+    layouts = [codistributor1d(1), codistributor1d(2), codistributor2dbc(), codistributor1d(1, halo=1)]
+    return [spk.nnz(codistributed(A, c)) for c in layouts] + [spk.nnz(A), spk.nnz(sp.csr_array(A))]
+
+
+def test_nnz_of_a_dense_codistributed_matrix_at_the_client():
+    assert dense_nnz() == [5] * 6
+
+
+@pytest.mark.parametrize("nlabs", [3])
+def test_nnz_of_a_dense_codistributed_matrix(pools, nlabs):
+    for r in spmdlab.spmd_run(dense_nnz, pool=pools(nlabs), timeout=120):
+        assert r == [5] * 6, r
+
+
+def test_sparse_of_triplets_takes_the_layout_with_three_or_five_arguments():
+    from spmdlab.arrays import sparse as spk
+
+    S3 = spk.sparse([0, 2], [1, 0], [2.0, 3.0], codist=codistributor1d(1))
+    S5 = spk.sparse([0, 2], [1, 0], [2.0, 3.0], 4, 3, codist=codistributor1d(1))
+    assert S3.by_rows and S5.by_rows and S3.shape == (3, 2) and S5.shape == (4, 3)
+    assert np.array_equal(gather(S5).toarray(), [[0, 2, 0], [0, 0, 0], [3, 0, 0], [0, 0, 0]])
+    with pytest.raises(TypeError, match="sparse takes 1, 2, 3 or 5 arguments"):
+        spk.sparse(1, 2, 3, 4)

@@ -51,7 +51,7 @@ MAY_IMPORT = {
 # The array package reaches the lab package only through its lazy MPI proxy.
 ARRAYS_USE_OF_LAB = {"spmdlab.lab"}
 # The client modules that name lab-side array functions in the calls they send.
-CLIENT_USES_ARRAYS = {"spmdlab.client.distributed", "spmdlab.client.preview"}
+CLIENT_USES_ARRAYS = {"spmdlab.client.distributed", "spmdlab.client.distributed_sparse", "spmdlab.client.preview"}
 
 # Imports inside functions: each (importer, imported) allowed, with its reason. Any other
 # import made inside a function of spmdlab fails test_imports_inside_functions_are_listed.
@@ -63,6 +63,8 @@ ALLOWED_LAZY = {
     ("spmdlab.lab.__main__", "spmdlab.lab.server"): "the server imports MPI: only after the fork",
     ("spmdlab.protocol.messages", "spmdlab.protocol.shipping"): "cloudpickle: the lab's shim, which reads "
                                                                  "messages, never pickles user code",
+    ("spmdlab.arrays", "spmdlab.arrays.sparse"): "the sparse package imports scipy: loaded on the first scipy.sparse "
+                                                 "input (base.sparse_package, the loader this registers)",
     ("spmdlab.notebook.cells", "spmdlab"): "pmode cells offer the façade's public lab API (it is loaded: "
                                            "the notebook is reached through it)",
 }
@@ -92,6 +94,17 @@ ARRAY_LAYERS = [
     {"ops"},
     {"array"},
     {"calls"},
+    # sparse matrices (issue 25), built on the array class; reached through base.sparse_package
+    {"sparse.matrix"},
+    {"sparse.exchange", "sparse.move"},
+    {"sparse.products", "sparse.select", "sparse.ops"},
+    {"sparse.array"},
+    {"sparse.build"},
+    {"sparse.problem"},
+    {"sparse.pcg"},
+    {"sparse.gmres", "sparse.bicgstab", "sparse.others"},
+    {"sparse.precond"},
+    {"sparse"},
     # numerics built on the array class, registered in registry (no module below imports them)
     {"fft.plan"},
     {"fft.exchange"},
@@ -141,9 +154,11 @@ PUBLIC_NAMES = [
 # What this round's capabilities added to the façade (never a rename of a name above).
 ADDED_NAMES = {
     "pinv", "rank", "cond",  # eigenvalues and singular values
+    # data in and out
     "save", "load", "to_zarr", "from_zarr", "to_hdf5", "from_hdf5", "read_csv", "write_csv", "read_files",
-    "sparse", "speye", "sprand", "sprandn", "spdiags", "kron", "issparse", "full", "nnz", "nonzeros",  # sparse
-    "find", "pcg", "gmres", "bicgstab", "bicg", "cgs", "minres", "lsqr", "jacobi", "ilu", "ichol",
+    # sparse matrices and Krylov solvers (issue 25)
+    "sparse", "speye", "sprand", "sprandn", "spdiags", "kron", "issparse", "full", "nnz", "nonzeros", "find",
+    "pcg", "gmres", "bicgstab", "bicg", "cgs", "minres", "lsqr", "jacobi", "ilu", "ichol",
 }
 
 

@@ -30,4 +30,5 @@ def _np_save(file, arr, allow_pickle=True, fix_imports=np._NoValue):
     save(file, arr)
 
 
-codistributed.load = staticmethod(load)  # codistributed.load(path, codist=None), as MATLAB's
+# codistributed.load(path, codist=None), as MATLAB's; set here, as the class sits below io
+setattr(codistributed, "load", staticmethod(load))

@@ -3,14 +3,14 @@ was well), one collective exchanges the reports, and every lab raises the same e
 naming the file and the labs concerned (docs/design.md §13)."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from ..collectives import allgather_objects
 
 __all__ = ["Report", "report", "agree", "raise_agreed"]
 
 # (kind, text): kind is the name of the exception to raise
-Report = Optional[tuple[str, str]]
+Report = tuple[str, str] | None
 
 _KINDS = {"FileNotFoundError": FileNotFoundError, "PermissionError": PermissionError, "OSError": OSError,
           "ValueError": ValueError, "TypeError": TypeError, "FileExistsError": FileExistsError,

@@ -65,7 +65,7 @@ def read_two_phase(path: str, offset: int, dtype: np.dtype, shape: tuple, target
 
 def _read_at(f: Any, at: int, buf: np.ndarray) -> None:
     f.seek(at)
-    view = memoryview(buf)
+    view = buf.data
     got = 0
     while got < len(view):
         k = f.readinto(view[got:])

@@ -53,7 +53,7 @@ def default_chunks(codist: Any, shape: Sequence[int], n: int, itemsize: int) -> 
     """Chunks that follow the layout: the parts' edges fall on chunk edges where it can."""
     free = [True] * len(shape)
     chunks = [max(1, s) for s in shape]
-    if isinstance(codist, codistributor1d):
+    if isinstance(codist, codistributor1d) and codist.Dimension is not None and codist.Partition is not None:
         d = codist.Dimension - 1
         chunks[d] = max([p for p in codist.Partition if p] or [1])
         free[d] = False
@@ -91,13 +91,14 @@ def to_zarr(D: Any, store: Any, chunks: Sequence[int] | None = None) -> None:
     c = default_chunks(D.codistributor, D.shape, n, D.dtype.itemsize) if chunks is None else \
         _check_chunks(chunks, D.ndim, what)
     if not aligned(D.codistributor, n, c):
-        D = redistribute(D, codistributorBlocks(c, "blockrow"))
+        blocks: Any = codistributorBlocks(c, "blockrow")  # redistribute takes every layout; its type names two
+        D = redistribute(D, blocks)
     is_path = isinstance(store, (str, os.PathLike))
     path = os.fspath(store) if is_path else None
     mine, tmp = None, None
     if lab == 1:
         try:
-            tmp = temporary_name(path) if is_path else None
+            tmp = temporary_name(path) if path is not None else None
             _zarr().create_array(tmp if is_path else store, shape=D.shape, dtype=D.dtype, chunks=c,
                                  overwrite=True)
         except Exception as exc:
@@ -129,6 +130,7 @@ def from_zarr(store: Any, codist: Any = None) -> Any:
     except Exception as exc:
         mine = report(exc)
     shape, dtype = agree_meta(meta, mine, what, store)
+    assert arr is not None, "agree_meta raises on every lab when a lab could not open the array"
 
     def read(part: Any, g: tuple, lo: tuple) -> None:
         part[lo] = arr[g]

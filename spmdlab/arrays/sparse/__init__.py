@@ -18,7 +18,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ..base import CodistArray
+from ...layouts.codistributor import codistributor1d
+from ..base import CodistArray, is_plain
+from ..collectives import allreduce
+from ..transfer import redistribute
 from . import build as _build
 from . import ops as _ops
 from .array import SparseCodist, isSparseCodist
@@ -43,7 +46,7 @@ def sparse(*args: Any, codist: Any = None) -> SparseCodist:
     ``sparse(i, j, v, m, n)`` (0-based indices, duplicates summed), ``sparse(m, n)``."""
     if len(args) == 1:
         X = args[0]
-        if isinstance(X, SparseBase):
+        if isinstance(X, SparseCodist):
             return X if codist is None else _build_to(X, codist)
         if sp.issparse(X):
             return _build.from_replicated(SparseCodist, X, codist)
@@ -51,7 +54,9 @@ def sparse(*args: Any, codist: Any = None) -> SparseCodist:
     if len(args) == 2:
         return _build.zeros(SparseCodist, args[0], args[1], codist)
     if len(args) in (3, 5):
-        return _build.from_triplets(SparseCodist, *args, codist=codist)
+        i, j, v = args[:3]
+        m, n = args[3:] if len(args) == 5 else (None, None)
+        return _build.from_triplets(SparseCodist, i, j, v, m, n, codist=codist)
     raise TypeError(f"sparse takes 1, 2, 3 or 5 arguments (D | m, n | i, j, v[, m, n]); got {len(args)}")
 
 
@@ -113,8 +118,16 @@ def nnz(S: Any) -> int:
     if isinstance(S, SparseBase):
         return _ops.nnz(S)
     if isinstance(S, CodistArray):
-        return int(np.count_nonzero(S))
+        return _dense_nnz(S)
     return int(np.count_nonzero(S.toarray() if sp.issparse(S) else S))
+
+
+def _dense_nnz(D: CodistArray) -> int:
+    """The nonzeros of a dense codistributed array: each lab counts its part (halos,
+    blocks and chunks first to the default layout), one allreduce."""
+    if not is_plain(D._codist):
+        D = redistribute(D, codistributor1d())
+    return int(allreduce(np.array(np.count_nonzero(D._local), dtype=np.int64), "sum", "nnz(D)"))
 
 
 def nonzeros(S: SparseBase) -> Any:

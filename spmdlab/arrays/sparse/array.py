@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -190,16 +191,56 @@ def isSparseCodist(x: Any) -> bool:
     return isinstance(x, SparseCodist)
 
 
-_FUNCTIONS = {
-    np.sum: lambda S, axis=None, dtype=None: ops.ssum(S, axis, dtype),
-    np.transpose: lambda S, axes=None: ops.transpose(S),
-    np.diag: lambda S, k=0: ops.diagonal(S, k),
-    np.diagonal: lambda S, offset=0: ops.diagonal(S, offset),
-    np.tril: lambda S, k=0: ops.tril(S, k),
-    np.triu: lambda S, k=0: ops.triu(S, k),
-    np.linalg.norm: lambda S, ord=None: ops.norm(S, ord),
+def _np_sum(S: SparseBase, axis: int | None = None, dtype: Any = None) -> Any:
+    return ops.ssum(S, axis, dtype)
+
+
+def _np_transpose(S: SparseBase, axes: Any = None) -> Any:
+    return ops.transpose(S)
+
+
+def _np_diag(S: SparseBase, k: int = 0) -> Any:
+    return ops.diagonal(S, k)
+
+
+def _np_diagonal(S: SparseBase, offset: int = 0) -> Any:
+    return ops.diagonal(S, offset)
+
+
+def _np_tril(S: SparseBase, k: int = 0) -> Any:
+    return ops.tril(S, k)
+
+
+def _np_triu(S: SparseBase, k: int = 0) -> Any:
+    return ops.triu(S, k)
+
+
+def _np_norm(S: SparseBase, ord: Any = None) -> Any:
+    return ops.norm(S, ord)
+
+
+def _np_conj(S: SparseCodist) -> SparseCodist:
+    return S.conj()
+
+
+def _np_shape(S: SparseBase) -> tuple[int, int]:
+    return S.shape
+
+
+def _np_ndim(S: SparseBase) -> int:
+    return 2
+
+
+_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
+    np.sum: _np_sum,
+    np.transpose: _np_transpose,
+    np.diag: _np_diag,
+    np.diagonal: _np_diagonal,
+    np.tril: _np_tril,
+    np.triu: _np_triu,
+    np.linalg.norm: _np_norm,
     np.abs: abs,
-    np.conj: lambda S: S.conj(),
-    np.shape: lambda S: S.shape,
-    np.ndim: lambda S: 2,
+    np.conj: _np_conj,
+    np.shape: _np_shape,
+    np.ndim: _np_ndim,
 }

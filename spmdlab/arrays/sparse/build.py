@@ -18,10 +18,19 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...layouts.codistributor import codistributor1d
-from ..base import CodistArray, complete, here
+from ..base import CodistArray, here
 from ..collectives import allgather_objects, check_same_codist, error_entry, raise_combined
 from ..transfer import redistribute
-from .matrix import SUPPORTED_DTYPES, layout_error, local_format, offsets, target_layout
+from .matrix import (
+    SUPPORTED_DTYPES,
+    as_1d,
+    complete_1d,
+    layout_error,
+    local_format,
+    offsets,
+    partition_of,
+    target_layout,
+)
 from .move import assemble
 
 __all__ = ["target_layout", "from_dense", "from_triplets", "zeros", "from_replicated", "from_local",
@@ -40,7 +49,7 @@ def _wrap(cls: Any, local: Any, codist: codistributor1d) -> Any:
 
 
 def _local_range(codist: codistributor1d) -> tuple[int, int]:
-    o = offsets(codist.Partition)
+    o = offsets(partition_of(codist))
     lab = here()[0]
     return int(o[lab - 1]), int(o[lab])
 
@@ -152,6 +161,8 @@ def from_replicated(cls: Any, S: Any, codist: Any = None, *, noCommunication: bo
         check_same_codist([x[4] for x in infos], what)
     elif error:
         raise ValueError(error)
+    if target is None:  # only with an error, raised above on every lab
+        raise ValueError(f"{what}: {error}")
     lo, hi = _local_range(target)
     local = sp.csr_array(S)[lo:hi] if target.Dimension == 1 else sp.csc_array(S)[:, lo:hi]
     return _wrap(cls, local, target)
@@ -167,21 +178,22 @@ def from_local(cls: Any, L: Any, codist: Any = None) -> Any:
     infos = allgather_objects((tuple(L.shape), str(L.dtype), error_entry(error), codist), what)
     raise_combined([x[2] for x in infos], what)
     check_same_codist([x[3] for x in infos], what)
-    c = codist if codist is not None else codistributor1d(2)
+    c = as_1d(codist, what) if codist is not None else codistributor1d(2)
     dim = c.Dimension or 2
     shapes = [x[0] for x in infos]
     if len({x[1] for x in infos}) > 1:
         raise ValueError(f"{what}: the local parts must have one dtype; got "
                          + ", ".join(f"lab {k + 1}: {x[1]}" for k, x in enumerate(infos)))
     other = {s[2 - dim] for s in shapes}
-    if c.GlobalSize is None:
+    gsize = c.GlobalSize
+    if gsize is None:
         if len(other) > 1:
             raise ValueError(f"{what}: the local parts must agree in their {'columns' if dim == 1 else 'rows'}; "
                              f"got {shapes}")
         along = [s[dim - 1] for s in shapes]
         gsize = (sum(along), other.pop()) if dim == 1 else (other.pop(), sum(along))
         c = codistributor1d(dim, along, gsize)
-    target = complete(codistributor1d(dim, c.Partition, c.GlobalSize), tuple(c.GlobalSize), n)
+    target = complete_1d(codistributor1d(dim, c.Partition, gsize), tuple(gsize), n)
     bad = [(k, shapes[k - 1], target.localShape(k, n)) for k in range(1, n + 1)
            if tuple(shapes[k - 1]) != tuple(target.localShape(k, n))]
     if bad:

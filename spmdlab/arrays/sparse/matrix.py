@@ -19,7 +19,7 @@ from ...layouts.codistributor import codistributor1d
 from ..base import complete, here
 
 __all__ = ["SparseBase", "target_layout", "offsets", "check_layout", "local_format", "layout_error", "row_codist",
-           "col_codist", "issparse_local", "SUPPORTED_DTYPES"]
+           "col_codist", "issparse_local", "SUPPORTED_DTYPES", "as_1d", "partition_of", "complete_1d", "transposed"]
 
 S = TypeVar("S", bound="SparseBase")
 
@@ -31,6 +31,26 @@ SUPPORTED_DTYPES = tuple(np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.
 def offsets(partition: Any) -> np.ndarray:
     """``[0, p1, p1 + p2, ...]``: where each lab's range starts (lab k: ``o[k-1]:o[k]``)."""
     return np.concatenate(([0], np.cumsum(np.asarray(partition, dtype=np.int64))))
+
+
+def as_1d(codist: Any, what: str) -> codistributor1d:
+    """``codist`` as the codistributor1d a sparse layout always is (TypeError otherwise)."""
+    if not isinstance(codist, codistributor1d):
+        raise TypeError(f"{what}: sparse matrices are laid out by a codistributor1d, got {codist!r}")
+    return codist
+
+
+def partition_of(codist: codistributor1d) -> list[int]:
+    """The Partition of a complete codistributor1d (ValueError for an incomplete one)."""
+    part = codist.Partition
+    if part is None:
+        raise ValueError(f"{codist!r} has no Partition yet (complete it for a shape first)")
+    return part
+
+
+def complete_1d(codist: codistributor1d, shape: tuple[int, ...], n: int) -> codistributor1d:
+    """``base.complete`` for a codistributor1d, typed as one (completing keeps the kind)."""
+    return as_1d(complete(codist, tuple(shape), n), "complete")
 
 
 def layout_error(codist: Any, what: str) -> str | None:
@@ -56,7 +76,7 @@ def target_layout(codist: Any, shape: tuple[int, int], what: str) -> codistribut
     c = codist if codist is not None else codistributor1d(2)
     if c.Dimension is None:
         c = codistributor1d(2, c.Partition, c.GlobalSize)
-    return complete(c, tuple(shape), here()[1])
+    return complete_1d(c, tuple(shape), here()[1])
 
 
 def row_codist(shape: tuple[int, int], partition: Any | None = None) -> codistributor1d:
@@ -66,6 +86,17 @@ def row_codist(shape: tuple[int, int], partition: Any | None = None) -> codistri
 
 def col_codist(shape: tuple[int, int], partition: Any | None = None) -> codistributor1d:
     return codistributor1d(2, partition, tuple(shape)).complete(tuple(shape), here()[1])
+
+
+def transposed(A: S, conjugate: bool = False) -> S:
+    """``A.T`` (``A.H`` with ``conjugate``): the local csr part read as csc of the
+    transpose, so a matrix by rows becomes one by columns; nothing moves."""
+    m, n = A.shape
+    local = A._local.T
+    if conjugate:
+        local = local.conj()
+    layout = col_codist if A.by_rows else row_codist
+    return type(A)._from_local(local, layout((n, m), A.partition))
 
 
 def local_format(codist: codistributor1d) -> str:
@@ -116,7 +147,11 @@ class SparseBase:
     # ---- global facts (no communication) ----------------------------------------------
     @property
     def shape(self) -> tuple[int, int]:
-        return tuple(self._codist.GlobalSize)  # type: ignore[return-value]
+        gsize = self._codist.GlobalSize
+        if gsize is None:  # never: a sparse matrix's layout is complete
+            raise ValueError(f"incomplete sparse layout {self._codist!r}")
+        m, n = gsize
+        return int(m), int(n)
 
     @property
     def dtype(self) -> np.dtype:
@@ -137,11 +172,11 @@ class SparseBase:
 
     @property
     def partition(self) -> list:
-        return list(self._codist.Partition)
+        return partition_of(self._codist)
 
     def range_of(self, lab: int | None = None) -> tuple[int, int]:
         """The global rows (by rows) or columns (by columns) ``lab`` (default: this one) holds."""
-        o = offsets(self._codist.Partition)
+        o = offsets(partition_of(self._codist))
         lab = here()[0] if lab is None else lab
         return int(o[lab - 1]), int(o[lab])
 
@@ -155,8 +190,9 @@ class SparseBase:
     def check_labs(self, what: str) -> None:
         """Raise (on every lab alike) when the running block has another number of labs."""
         n = here()[1]
-        if len(self._codist.Partition) != n:
-            raise ValueError(f"{what}: the matrix is distributed over {len(self._codist.Partition)} labs "
+        labs = len(partition_of(self._codist))
+        if labs != n:
+            raise ValueError(f"{what}: the matrix is distributed over {labs} labs "
                              f"but this block runs on {n}")
 
     def local_nnz(self) -> int:

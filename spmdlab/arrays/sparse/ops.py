@@ -22,14 +22,14 @@ from ..array import codistributed
 from ..base import CodistArray, here
 from ..collectives import allgather, allgatherv, allreduce, as_bytes
 from ..transfer import redistribute
-from .matrix import SparseBase, offsets
+from .matrix import SparseBase, offsets, transposed
 from .move import to_layout
 
 __all__ = ["transpose", "map_local", "add", "multiply", "ssum", "diagonal", "tril", "triu", "norm",
            "nnz", "find", "nonzeros", "full", "gather_sparse", "coords"]
 
 
-def _codist(dim: int, part: list, shape: tuple[int, int]) -> codistributor1d:
+def _codist(dim: int, part: list, shape: tuple[int, ...]) -> codistributor1d:
     return codistributor1d(dim, list(part), shape).complete(shape, here()[1])
 
 
@@ -50,13 +50,8 @@ def coords(S: SparseBase) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def transpose(S: SparseBase, conjugate: bool = False) -> Any:
-    """``S.T`` (``S.H`` with ``conjugate``): the local csr part read as csc of the
-    transpose, so a matrix by rows becomes one by columns; nothing moves."""
-    m, n = S.shape
-    local = S._local.T
-    if conjugate:
-        local = local.conj()
-    return type(S)._from_local(local, _codist(2 if S.by_rows else 1, S.partition, (n, m)))
+    """``S.T`` (``S.H`` with ``conjugate``): ``matrix.transposed``; nothing moves."""
+    return transposed(S, conjugate)
 
 
 def map_local(S: SparseBase, fn: Any) -> Any:

@@ -184,7 +184,7 @@ class ichol(_Block):
 
     def solve_here(self, r: np.ndarray) -> np.ndarray:
         """``L^-H D^-1 L^-1 r`` (the preconditioner stays Hermitian, as pcg needs)."""
-        if self.L is None:
+        if self.L is None or self.D is None:  # both set together, or neither (no rows here)
             return r.copy()
         if np.iscomplexobj(r) and not np.iscomplexobj(self.D):
             return self.solve_here(r.real) + 1j * self.solve_here(r.imag)

@@ -20,6 +20,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ...layouts.codistributor import codistributor1d
+from ..array import codistributed
 from ..base import CodistArray, here
 from ..collectives import allgather_objects, allreduce, error_entry, raise_combined
 from .exchange import split_blocks
@@ -53,16 +54,15 @@ class Problem:
         _, nl = here()
         if isinstance(A, SparseBase):
             A.check_labs(what)
+        shape: tuple[int, int] | None = None  # A's; a function's is b's (square)
         if isinstance(A, SparseBase) or isinstance(A, CodistArray):
             if len(A.shape) != 2:
                 raise ValueError(f"{what}: A must be a matrix, got shape {A.shape}")
-            m, n = A.shape
-            if square and m != n:
-                raise ValueError(f"{what}: A must be square, got {m}x{n}"
+            shape = (int(A.shape[0]), int(A.shape[1]))
+            if square and shape[0] != shape[1]:
+                raise ValueError(f"{what}: A must be square, got {shape[0]}x{shape[1]}"
                                  + (" (use lsqr for rectangular systems)" if what != "lsqr" else ""))
-        elif callable(A):
-            m = n = None
-        else:
+        elif not callable(A):
             raise TypeError(f"{what}: A must be a sparse or dense codistributed matrix or a function "
                             f"afun(x); got {type(A).__name__}")
         bshape = getattr(b, "shape", None)
@@ -71,11 +71,10 @@ class Problem:
             bshape = b.shape
         if len(bshape) != 1 and not (len(bshape) == 2 and bshape[1] == 1):
             raise ValueError(f"{what}: b must be a vector, got shape {tuple(bshape)}")
-        if m is None:
-            m = n = bshape[0]
+        m, n = shape if shape is not None else (int(bshape[0]), int(bshape[0]))
         if bshape[0] != m:
             raise ValueError(f"{what}: A is {m}x{n} but b has {bshape[0]} entries")
-        self.m, self.n = int(m), int(n)
+        self.m, self.n = m, n
         if isinstance(A, SparseBase):
             self.S = to_rows(A, what)
             self.part = self.S.partition
@@ -87,7 +86,7 @@ class Problem:
             self.cpart = self.part if m == n else codistributor1d.defaultPartition(self.n, nl)
         self.off, self.coff = offsets(self.part), offsets(self.cpart)
         if len(bshape) == 2:
-            b = b.reshape(-1) if not isinstance(b, CodistArray) else b[:, 0]
+            b = b[:, 0] if isinstance(b, codistributed) else b.reshape(-1)
         self.b = np.ascontiguousarray(vector_local(b, self.part, what))
         dtype = np.result_type(self.b.dtype, A.dtype if hasattr(A, "dtype") else self.b.dtype, np.float32)
         self.dtype = dtype
@@ -108,8 +107,10 @@ class Problem:
 
     def rmatvec(self, yloc: np.ndarray) -> np.ndarray:
         """``A^H y`` (for bicg, lsqr)."""
-        if self.S is not None:
+        if self.ST is not None:
             return matvec_local(self.ST, yloc, self.off, self.what)
+        if self.S is not None:  # a solver that needs A^H asks for it (need_adjoint)
+            raise RuntimeError(f"{self.what}: A^H was not prepared (Problem(..., need_adjoint=True))")
         if callable(self.A) and not isinstance(self.A, CodistArray):
             return self._apply(self.A, yloc, self.part, self.cpart, "transp")
         return self._apply(lambda v: self.A.conj().T @ v, yloc, self.part, self.cpart, None)

@@ -21,7 +21,7 @@ from ..base import CodistArray, here
 from ..collectives import allgather, allreduce
 from ..transfer import redistribute
 from .exchange import ghost_plan
-from .matrix import SparseBase, offsets
+from .matrix import SparseBase, offsets, transposed
 from .move import exchange, to_layout, to_rows
 
 # scipy's compiled kernels, y += A @ x in place (private, so optional, with the public
@@ -81,7 +81,7 @@ def vector_local(x: Any, part: list, what: str) -> np.ndarray:
     if isinstance(x, CodistArray):
         c = x._codist
         if not (isinstance(c, codistributor1d) and c.Dimension == 1 and not c.Halo
-                and list(c.Partition) == list(part)):
+                and c.Partition == list(part)):
             x = redistribute(x, codistributor1d(1, list(part), x.shape))
         return x._local
     x = np.asarray(x)
@@ -132,7 +132,7 @@ def matmul(S: SparseBase, x: Any) -> Any:
 
 def rmatmul(x: Any, S: SparseBase) -> Any:
     """``x @ S`` (``(S.T @ x.T).T``; the transpose moves no data)."""
-    from_t = S.transpose()
+    from_t = transposed(S)
     if getattr(x, "ndim", 1) == 1:
         return matmul(from_t, x)
     return matmul(from_t, x.T).T
