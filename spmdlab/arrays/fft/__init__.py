@@ -280,6 +280,7 @@ def _prepare(a: Any, kind: str, what: str):
     if not is_codist(a):
         raise TypeError(f"{what}: expected a codistributed array, got {type(a).__name__}")
     probe = np.zeros(2, dtype=a.dtype)
+    want: np.dtype[Any]
     if kind == "r2c":
         want = np.fft.rfft(probe).real.dtype
     elif kind == "c2r":
@@ -470,7 +471,7 @@ def _shift(x, axes, inverse: bool):
         axes = list(range(ndim))
     elif isinstance(axes, numbers.Integral):
         axes = [axes]
-    shifts = {}
+    shifts: dict[int, int] = {}
     for ax in axes:
         ax = _axis(ax, ndim)
         n = x.shape[ax]

@@ -88,16 +88,18 @@ class ProcessGrid:
     ``nb`` the block size, ``m, n`` the global size, ``mloc, nloc`` the local part's
     shape. ``row_comm``/``col_comm`` exist after :meth:`connect` (collective)."""
 
-    def __init__(self, codist: codistributor2dbc, lab: Optional[int] = None,
+    def __init__(self, codist: Any, lab: Optional[int] = None,
                  numlabs: Optional[int] = None) -> None:
         if not isinstance(codist, codistributor2dbc) or not codist.isComplete():
             raise TypeError(f"ProcessGrid needs a complete codistributor2dbc, got {codist!r}")
         self.lab = runtime.labindex() if lab is None else int(lab)
         self.numlabs = runtime.numlabs() if numlabs is None else int(numlabs)
         self.codist = codist
-        self.nprow, self.npcol = codist.LabGrid
+        grid, size = codist.LabGrid, codist.GlobalSize
+        assert grid is not None and size is not None  # complete
+        self.nprow, self.npcol = grid
         self.nb = codist.BlockSize
-        self.m, self.n = codist.GlobalSize
+        self.m, self.n = size
         self.orientation = codist.Orientation
         self.myrow, self.mycol = codist.gridCoords(self.lab, self.numlabs)
         self.mloc = numroc(self.m, self.nb, self.myrow, self.nprow)
@@ -316,12 +318,12 @@ def to_2dbc(A: Any, what: str, blocksize: Optional[int] = None,
         raise ValueError(f"{what}: expected a 2-D matrix, got a codistributed array of shape {A.shape}")
     c = getCodistributor(A)
     if isinstance(c, codistributor2dbc):
-        grid = list(labgrid) if labgrid is not None else c.LabGrid
+        known = list(labgrid) if labgrid is not None else c.LabGrid
         nb = blocksize or c.BlockSize
         orient = orientation or c.Orientation
-        if grid == c.LabGrid and nb == c.BlockSize and orient == c.Orientation:
+        if known == c.LabGrid and nb == c.BlockSize and orient == c.Orientation:
             return A
-        return redistribute(A, codistributor2dbc(grid, nb, orient, tuple(A.shape)))
+        return redistribute(A, codistributor2dbc(known, nb, orient, tuple(A.shape)))
     grid = list(labgrid) if labgrid is not None else choose_labgrid(n, A.shape)
     nb = blocksize or DEFAULT_BLOCKSIZE
     return redistribute(A, codistributor2dbc(grid, nb, orientation or "row", tuple(A.shape)))
