@@ -79,7 +79,7 @@ ARRAY_LAYERS = [
     {"registry", "elision", "blas"},
     {"base"},
     {"layout"},
-    {"collectives"},
+    {"collectives", "grid"},
     {"reshard"},
     {"transfer"},
     {"adapt"},
