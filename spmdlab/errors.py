@@ -52,7 +52,8 @@ def lab_ranges(labs: list[int]) -> str:
     labs = sorted(labs)
     parts: list[str] = []
     start = prev = labs[0]
-    for lab in labs[1:] + [None]:  # type: ignore[list-item]
+    following: list[int | None] = [*labs[1:], None]
+    for lab in following:
         if lab is not None and lab == prev + 1:
             prev = lab
             continue

@@ -20,6 +20,7 @@ import shlex
 import shutil
 import sys
 import sysconfig
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from .errors import PoolError
 
 __all__ = ["Settings", "load", "requested_size", "LOCAL_PROFILES"]
 
-_ENV = {
+_ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "num_labs": ("SPMDLAB_NUM_LABS", int),
     "mpiexec": ("SPMDLAB_MPIEXEC", str),
     "mpiexec_args": ("SPMDLAB_MPIEXEC_ARGS", shlex.split),

@@ -20,27 +20,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from . import io as io
 from .array import codistributed, getCodistributor, getLocalPart, globalIndices, iscodistributed
 from .base import register_sparse_loader
-from .registry import implemented_in, implements
+from .registry import implements
 from .reshard import changeMode, updateHalos
 from .transfer import gather, redistribute
 
 __all__ = ["changeMode", "codistributed", "gather", "getCodistributor", "getLocalPart", "globalIndices",
            "implements", "iscodistributed", "redistribute", "updateHalos"]
-
-# numerics whose modules import scipy: loaded on first use (registry.lookup)
-implemented_in("spmdlab.arrays.fft", np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft, np.fft.hfft,
-               np.fft.ihfft, np.fft.fft2, np.fft.ifft2, np.fft.rfft2, np.fft.irfft2, np.fft.fftn,
-               np.fft.ifftn, np.fft.rfftn, np.fft.irfftn, np.fft.fftshift, np.fft.ifftshift)
-implemented_in("spmdlab.arrays.linalg", np.linalg.solve, np.linalg.cholesky, np.linalg.inv, np.linalg.det,
-               np.linalg.slogdet, np.linalg.qr, np.linalg.lstsq, np.linalg.svd, np.linalg.eig,
-               np.linalg.eigvals, np.linalg.eigh, np.linalg.eigvalsh, np.linalg.norm, np.trace, np.triu,
-               np.tril, *(getattr(np.linalg, name) for name in ("svdvals", "matrix_norm", "vector_norm", "trace")
-                          if hasattr(np.linalg, name)))
 
 
 def _sparse_package() -> Any:

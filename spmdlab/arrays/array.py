@@ -72,6 +72,7 @@ def globalIndices(D: Any, dim: int | None = None, lab: int | None = None, *,
     >>> globalIndices(c, 2, 3)
     array([6, 7])
     """
+    codist: Any
     if isinstance(D, CODISTRIBUTORS):
         codist = D
     else:

@@ -23,7 +23,7 @@ from .. import runtime
 from .._frames import first_outside
 from ..layouts.blocks import codistributorBlocks
 from ..layouts.chunks import codistributorChunks
-from ..layouts.codistributor import Codistributor, codistributor1d, codistributor2dbc
+from ..layouts.codistributor import Codistributor, Layout, codistributor1d, codistributor2dbc
 
 __all__ = ["NOVALUE", "CODISTRIBUTORS", "MODES", "CodistArray", "here", "numlabs_of", "check_codist_arg",
            "complete", "check_dtype", "need", "layout_text", "describe", "is_plain", "parts_of", "check_mode", "Chunks",
@@ -57,9 +57,12 @@ def here() -> tuple[int, int]:
     return runtime.state.index, runtime.state.size
 
 
-def numlabs_of(c: Codistributor) -> int:
+def numlabs_of(c: Layout) -> int:
     """The number of labs a complete codistributor is laid out for."""
-    return int(c.NumLabs)
+    n = c.NumLabs
+    if n is None:
+        raise TypeError(f"{c!r} is not complete: it has no number of labs")
+    return n
 
 
 def is_plain(c: Any) -> bool:
@@ -96,7 +99,7 @@ def complete(codist: Codistributor | None, shape: tuple[int, ...], n: int) -> Co
     if codist.isComplete() and codist.GlobalSize == tuple(shape):
         if isinstance(codist, codistributor1d):
             raise ValueError(f"the codistributor's partition {codist.Partition} is for "
-                             f"{len(codist.Partition)} labs but there are {n} labs")
+                             f"{codist.NumLabs} labs but there are {n} labs")
         if isinstance(codist, codistributor2dbc):
             raise ValueError(f"the codistributor's lab grid {codist.LabGrid} holds "
                              f"{numlabs_of(codist)} labs but there are {n} labs")
@@ -218,9 +221,14 @@ class CodistArray:
             else np.ascontiguousarray(local)
         return (type(self)._from_local, (local, self._codist, self._mode))
 
+    def _global_size(self) -> tuple[int, ...]:
+        size = self._codist.GlobalSize
+        assert size is not None  # an array's codistributor is complete
+        return tuple(size)
+
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(self._codist.GlobalSize)
+        return self._global_size()
 
     @property
     def dtype(self) -> np.dtype:
@@ -228,12 +236,12 @@ class CodistArray:
 
     @property
     def ndim(self) -> int:
-        return len(self._codist.GlobalSize)
+        return len(self._global_size())
 
     @property
     def size(self) -> int:
         """The number of elements (numpy's meaning)."""
-        return math.prod(self._codist.GlobalSize)
+        return math.prod(self._global_size())
 
     @property
     def nbytes(self) -> int:

@@ -22,7 +22,7 @@ __all__ = ["gemm", "supported"]
 
 _PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
            np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
-_SCALAR = {"s": ctypes.c_float, "d": ctypes.c_double,
+_SCALAR: dict[str, Callable[..., Any]] = {"s": ctypes.c_float, "d": ctypes.c_double,
            "c": ctypes.c_float * 2, "z": ctypes.c_double * 2}
 _funcs: dict[str, Callable[..., Any]] = {}
 

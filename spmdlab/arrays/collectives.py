@@ -198,7 +198,7 @@ class Exchange:
         chunks = [EMPTY_BYTES if s is None else as_bytes(s) for s in sends]
         self.scounts = np.array([c.size for c in chunks], dtype=np.int64)
         self.sdispl = np.concatenate(([0], np.cumsum(self.scounts)[:-1])).astype(np.int64)
-        self.sendbuf = np.concatenate(chunks) if self.scounts.sum() else EMPTY_BYTES
+        self.sendbuf: np.ndarray | None = np.concatenate(chunks) if self.scounts.sum() else EMPTY_BYTES
         self.rcounts = np.asarray(rcounts, dtype=np.int64)
         self.rdispl = np.concatenate(([0], np.cumsum(self.rcounts)[:-1])).astype(np.int64)
         self.recvbuf = np.empty(int(self.rcounts.sum()), dtype=np.uint8)

@@ -138,6 +138,7 @@ def _slice_get(D, parsed: list, what: str):
         return type(D)._from_local(local, codistributor1d(newk + 1, counts, R))
     sel = _sel_arrays(parsed)
     dR = default_layout(R, n)
+    assert dR.Dimension is not None  # a default layout has its dimension
     dk = keep[dR.Dimension - 1]
     K = tuple(len(s) for s in sel)
     dest = codistributor1d(dk + 1, dR.Partition, K)

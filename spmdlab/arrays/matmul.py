@@ -21,6 +21,7 @@ from .base import CodistArray, describe, here
 from .blas import gemm, supported
 from .collectives import Exchange, allgather
 from .elementwise import elementwise, local_operand
+from .grid import ProcessGrid
 from .layout import is1d, labs_of, local_sel, replicated_result
 from .reductions import combine
 from .registry import implements
@@ -189,7 +190,8 @@ def summa_shared(A: CodistArray, B: CodistArray, rdt: Any, what: str) -> CodistA
     if not (supported(rdt) and Al.dtype == rdt and Bl.dtype == rdt):
         return None
     ca, cb = A._codist, B._codist
-    r, q = ca.LabGrid
+    g = ProcessGrid(ca, lab, n)
+    r, q = g.nprow, g.npcol
     b = ca.BlockSize
     L = math.lcm(r, q)
     shapes_a = [ca.localShape(p, n) for p in range(1, n + 1)]
@@ -201,11 +203,9 @@ def summa_shared(A: CodistArray, B: CodistArray, rdt: Any, what: str) -> CodistA
     st = comm.staging(sizes, what)  # collective: every lab gets the same answer
     if st is None:
         return None
-    pr, pc = ca.gridCoords(lab, n)
-    coords = {L_: ca.gridCoords(L_, n) for L_ in range(1, n + 1)}
-    at = {v: L_ for L_, v in coords.items()}
-    kA = {j: ca.globalIndices(2, at[(0, j)], n) for j in range(q)}
-    kB = {i: cb.globalIndices(1, at[(i, 0)], n) for i in range(r)}
+    pr, pc = g.myrow, g.mycol
+    kA = {j: ca.globalIndices(2, g.lab_at(0, j), n) for j in range(q)}
+    kB = {i: cb.globalIndices(1, g.lab_at(i, 0), n) for i in range(r)}
 
     def grouped(ks: np.ndarray) -> tuple:
         order = _class_order(ks, b, L)
@@ -239,7 +239,7 @@ def summa_shared(A: CodistArray, B: CodistArray, rdt: Any, what: str) -> CodistA
     if nl and ml:
         for c in range(L):
             ja, ib = c % q, c % r
-            la, lb = at[(pr, ja)], at[(ib, pc)]
+            la, lb = g.lab_at(pr, ja), g.lab_at(ib, pc)
             if q > 1:
                 sa = shapes_a[la - 1]
                 Apart = st.segment(la - 1)[:size_a[la - 1]].view(rdt).reshape(sa)
@@ -269,14 +269,12 @@ def _summa(A, B, rdt, what: str):
             return C
     lab, n = here()
     ca, cb = A._codist, B._codist
-    r, q = ca.LabGrid
-    pr, pc = ca.gridCoords(lab, n)
-    coords = {L: ca.gridCoords(L, n) for L in range(1, n + 1)}
-    at = {v: L for L, v in coords.items()}
-    row_peers = [at[(pr, j)] for j in range(q)]  # labs in my grid row, by grid column
-    col_peers = [at[(i, pc)] for i in range(r)]  # labs in my grid column, by grid row
-    kA = [ca.globalIndices(2, at[(0, j)], n) for j in range(q)]  # k's held per grid column
-    kB = [cb.globalIndices(1, at[(i, 0)], n) for i in range(r)]  # k's held per grid row
+    g = ProcessGrid(ca, lab, n)
+    r, q, pr, pc = g.nprow, g.npcol, g.myrow, g.mycol
+    row_peers = [g.lab_at(pr, j) for j in range(q)]  # labs in my grid row, by grid column
+    col_peers = [g.lab_at(i, pc) for i in range(r)]  # labs in my grid column, by grid row
+    kA = [ca.globalIndices(2, g.lab_at(0, j), n) for j in range(q)]  # k's held per grid column
+    kB = [cb.globalIndices(1, g.lab_at(i, 0), n) for i in range(r)]  # k's held per grid row
     Al, Bl = A._local, B._local
     adt, bdt = Al.dtype, Bl.dtype
     nl, ml = Al.shape[0], Bl.shape[1]

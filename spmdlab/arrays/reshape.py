@@ -133,7 +133,9 @@ def squeeze_axes(D: Any, axis: Any = None) -> Any:
     if axis is None:
         axes = tuple(e for e, s in enumerate(G) if s == 1)
     else:
-        axes = axes_of(len(G), axis, None, what)
+        given = axes_of(len(G), axis, None, what)
+        assert given is not None  # axis is not None
+        axes = given
         if any(G[a] != 1 for a in axes):
             raise ValueError(f"{what}: cannot select an axis to squeeze out which has size not "
                              "equal to one")
@@ -160,7 +162,9 @@ def cumulative(D: Any, how: str, axis: Any = None, dtype: Any = None, out: Any =
         D = reshape_to(D, (-1,), what=what) if D.ndim != 1 else D
         axis = 0
     G = tuple(D.shape)
-    axis = axes_of(len(G), axis, None, what)[0]
+    given = axes_of(len(G), axis, None, what)
+    assert given is not None  # axis is not None
+    axis = given[0]
     if math.prod(G) == 0:
         return replicated_result(D, fn(np.empty(G, D.dtype), axis=axis, dtype=dtype))
     check_numeric(D, what)

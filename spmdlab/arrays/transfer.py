@@ -206,6 +206,7 @@ def gather(D: Any, lab: int | None = None) -> Any:
         return np.empty((0,) * len(shape), dtype=dtype)
     if whole:
         return result
+    assert recv is not None  # receiving
     parts = [recv[o:o + k].view(dtype).reshape(codist.localShape(lab_, n))
              for lab_, (o, k) in enumerate(zip(displs, counts), start=1)]
     return _assemble(shape, dtype, codist, parts)

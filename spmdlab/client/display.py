@@ -84,7 +84,7 @@ def distributed_html(d: Any) -> str:
             sels = codist.chunkSelections(lab, numlabs)
             shown = ", ".join(box_text(sel) for sel in sels[:4]) + (", ..." if len(sels) > 4 else "")
             part = f"{len(sels)} chunk{'s' if len(sels) != 1 else ''}: {shown}"
-            local = tuple(tuple(selection_size(x) for x in sel) for sel in sels)
+            local: tuple[Any, ...] = tuple(tuple(selection_size(x) for x in sel) for sel in sels)
         elif sl is not None:
             part = "[" + ", ".join(f"{s.start}:{s.stop}" for s in sl) + "]"
             local = tuple(s.stop - s.start for s in sl)

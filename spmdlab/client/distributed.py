@@ -565,16 +565,16 @@ for _name, _op in [("add", operator.add), ("sub", operator.sub), ("mul", operato
 for _name, _op in [("lt", operator.lt), ("le", operator.le), ("eq", operator.eq),
                    ("ne", operator.ne), ("gt", operator.gt), ("ge", operator.ge)]:
     setattr(distributed, f"__{_name}__", _binary(_op))
-for _name, _op in [("neg", operator.neg), ("pos", operator.pos), ("abs", operator.abs),
-                   ("invert", operator.invert)]:
-    setattr(distributed, f"__{_name}__", _unary(_op))
-distributed.__divmod__ = lambda self, other: _run(divmod, (self, other), nout=2)
-distributed.__rdivmod__ = lambda self, other: _run(divmod, (other, self), nout=2)
+for _name, _op1 in [("neg", operator.neg), ("pos", operator.pos), ("abs", operator.abs),
+                    ("invert", operator.invert)]:
+    setattr(distributed, f"__{_name}__", _unary(_op1))
+setattr(distributed, "__divmod__", lambda self, other: _run(divmod, (self, other), nout=2))
+setattr(distributed, "__rdivmod__", lambda self, other: _run(divmod, (other, self), nout=2))
 for _name in ["sum", "prod", "min", "max", "mean", "std", "var", "any", "all", "argmax", "argmin",
               "cumsum", "cumprod", "transpose", "reshape", "conj", "conjugate", "round", "clip",
               "dot", "ravel", "flatten", "squeeze", "nonzero", "fill"]:
     setattr(distributed, _name, _forward(_name))
-del _name, _op
+del _name, _op, _op1
 
 
 register_handle("codist", distributed._from_labs)

@@ -146,7 +146,7 @@ def accept_labs(job: LabJob, listener: socket.socket, authkey: bytes, numlabs: i
 
     while not complete():
         if proc.poll() is not None:
-            err = proc.stderr.read().decode(errors="replace").strip()
+            err = (proc.stderr.read() if proc.stderr else b"").decode(errors="replace").strip()
             raise PoolError(f"the lab job exited with status {proc.returncode} before all "
                             f"{numlabs} labs connected" + (f":\n{err}" if err else ""))
         if time.monotonic() > deadline:

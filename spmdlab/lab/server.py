@@ -19,7 +19,7 @@ import sys
 import threading
 import traceback
 import types
-from typing import Any
+from typing import Any, cast
 
 from .._frames import is_library, running_where
 from ..errors import RemoteError
@@ -162,6 +162,13 @@ def _compile(block: Block):
     return code
 
 
+def _main_ident() -> int:
+    """The main thread's id (set: the main thread has started)."""
+    ident = threading.main_thread().ident
+    assert ident is not None
+    return ident
+
+
 def _compile_uncached(block: Block):
     source = block.source
     offset = block.firstlineno - 1
@@ -170,12 +177,15 @@ def _compile_uncached(block: Block):
         offset -= 1
     tree = ast.parse(source, block.filename, "exec")
     if source.startswith("if True:\n"):
-        tree = ast.Module(body=tree.body[0].body, type_ignores=[])
+        wrapper = cast(ast.If, tree.body[0])  # the "if True:" just added
+        tree = ast.Module(body=wrapper.body, type_ignores=[])
     if offset:
         ast.increment_lineno(tree, offset)
     last = None
-    if block.echo and tree.body and isinstance(tree.body[-1], ast.Expr):
-        last = compile(ast.Expression(tree.body.pop().value), block.filename, "eval")
+    final = tree.body[-1] if tree.body else None
+    if block.echo and isinstance(final, ast.Expr):
+        tree.body.pop()
+        last = compile(ast.Expression(final.value), block.filename, "eval")
     return compile(tree, block.filename, "exec"), last
 
 
@@ -240,7 +250,7 @@ class LabServer:
         seq, what = state.waits, state.waiting
         if not what or not self.running or state.epoch != epoch:
             return Waiting(epoch, lab, "", "", seq)
-        frame = sys._current_frames().get(threading.main_thread().ident)  # noqa: SLF001 - documented CPython API
+        frame = sys._current_frames().get(_main_ident())  # noqa: SLF001 - documented CPython API
         at = ""
         while frame is not None:
             if _is_user_frame(frame.f_code.co_filename):
@@ -255,7 +265,7 @@ class LabServer:
         if state.in_user_code:
             # A real signal, not _thread.interrupt_main: it also wakes the main thread from
             # blocking calls such as time.sleep, which otherwise run to their end.
-            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+            signal.pthread_kill(_main_ident(), signal.SIGINT)
 
     # ---- serving -------------------------------------------------------------------
 

@@ -144,7 +144,10 @@ class LayoutBase:
     """Base class of the codistributors: equality through ``_key()`` and the defaults of
     the layout protocol for a layout whose local part is one array without halo."""
 
-    GlobalSize: tuple[int, ...] | None
+    @property
+    def GlobalSize(self) -> tuple[int, ...] | None:
+        """Global shape, or None if not yet known (each layout defines it)."""
+        raise NotImplementedError
 
     def _key(self) -> tuple:
         raise NotImplementedError
@@ -158,7 +161,10 @@ class LayoutBase:
         return hash((type(self).__name__,) + self._key())
 
     def _ndim(self) -> int:
-        return len(self.GlobalSize)
+        size = self.GlobalSize
+        if size is None:
+            raise TypeError(f"{type(self).__name__} has no GlobalSize yet")
+        return len(size)
 
     def _resolve_dim(self, dim: Any, axis: Any) -> int:
         return dim_to_axis(dim, axis, self._ndim()) + 1

@@ -105,7 +105,9 @@ def keyword_indent(text_before: str) -> str | None:
     stripped = line.strip()
     if not line.startswith((" ", "\t")) or not _CONTINUES.match(stripped):
         return None
-    word = re.match(r"[a-z]+", stripped).group(0)
+    keyword = re.match(r"[a-z]+", stripped)
+    assert keyword is not None  # _CONTINUES matched: it starts with a keyword
+    word = keyword.group(0)
     current = len(line) - len(line.lstrip())
     limit = current
     for prev in reversed(before):

@@ -199,7 +199,7 @@ def render_grid(contents: dict[int, list[Segment]], labs: list[int], width: int,
         row = labs[start:start + per_row]
         columns = []
         for lab in row:
-            cells = []
+            cells: list[Fragment] = []
             for kind, line in _segment_lines(contents.get(lab, [])):
                 cells.extend((kind, piece) for piece in wrap(line, col))
             columns.append(cells)

@@ -82,7 +82,7 @@ ARRAY_LAYERS = [
     {"registry", "elision", "blas"},
     {"base"},
     {"layout"},
-    {"collectives"},
+    {"collectives", "grid"},
     {"reshard"},
     {"transfer"},
     {"adapt"},
@@ -374,7 +374,7 @@ def test_the_console_scripts_are_unchanged():
 
 # The modules mypy still checks with some error codes off (pyproject.toml's overrides): the
 # number only goes down. Lower it when a module comes off the list.
-MYPY_EXCEPTIONS_AT_MOST = 42
+MYPY_EXCEPTIONS_AT_MOST = 20
 
 
 def test_mypy_checks_every_code_and_its_exceptions_only_shrink():

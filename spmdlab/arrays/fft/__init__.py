@@ -1,7 +1,8 @@
 """Distributed FFTs of codistributed arrays, without gathering (DESIGN §7).
 
 numpy's ``np.fft`` functions work on codistributed arrays through ``__array_function__``
-(``HANDLERS``, consulted by ``CodistOps``), with numpy's ``n``/``s``, ``axis``/``axes``,
+(each registered with ``registry.implements``; this package is one of
+``registry.LAZY_MODULES``), with numpy's ``n``/``s``, ``axis``/``axes``,
 ``norm`` and ``out`` and its dtypes (float32 in, complex64 out); MATLAB's ``fft(X, n,
 dim)``, ``ifft(X, n, dim, 'symmetric')``, ``fft2``, ``ifft2``, ``fftn``, ``ifftn`` (1-based
 ``dim``, default the first non-singleton dimension) are in ``fft_matlab``, exported by
@@ -59,7 +60,7 @@ from . import bailey as fb
 from . import exchange as fft_exchange
 from .plan import default_partition
 
-__all__ = ["HANDLERS", "is_codist", "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",
+__all__ = ["is_codist", "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",
            "irfft2", "fftn", "ifftn", "rfftn", "irfftn", "fftshift", "ifftshift"]
 
 _NORMS = (None, "backward", "ortho", "forward")
@@ -279,6 +280,7 @@ def _prepare(a: Any, kind: str, what: str):
     if not is_codist(a):
         raise TypeError(f"{what}: expected a codistributed array, got {type(a).__name__}")
     probe = np.zeros(2, dtype=a.dtype)
+    want: np.dtype[Any]
     if kind == "r2c":
         want = np.fft.rfft(probe).real.dtype
     elif kind == "c2r":
@@ -367,30 +369,35 @@ def _many(a, kind: str, s, axes, norm, out, what: str, transposed: bool = False)
 
 
 # --------------------------------------------------------------------------- numpy's names
+@implements(np.fft.fft)
 def fft(a: Any, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None, out: Any = None, *,
         transposed: bool = False) -> codistributed:
     """``np.fft.fft`` of a codistributed array (see the module doc for the algorithm)."""
     return _one(a, "c2c-", n, axis, norm, out, "fft", transposed)
 
 
+@implements(np.fft.ifft)
 def ifft(a: Any, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None, out: Any = None, *,
          transposed: bool = False) -> codistributed:
     """``np.fft.ifft`` of a codistributed array."""
     return _one(a, "c2c+", n, axis, norm, out, "ifft", transposed)
 
 
+@implements(np.fft.rfft)
 def rfft(a: Any, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None, out: Any = None, *,
          transposed: bool = False) -> codistributed:
     """``np.fft.rfft``: real input, the n//2 + 1 non-negative frequencies."""
     return _one(a, "r2c", n, axis, norm, out, "rfft", transposed)
 
 
+@implements(np.fft.irfft)
 def irfft(a: Any, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None, out: Any = None, *,
           transposed: bool = False) -> codistributed:
     """``np.fft.irfft``: the real signal of n = 2(m - 1) points (default) from m frequencies."""
     return _one(a, "c2r", n, axis, norm, out, "irfft", transposed)
 
 
+@implements(np.fft.hfft)
 def hfft(a: Any, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None, out: Any = None, *,
          transposed: bool = False) -> codistributed:
     """``np.fft.hfft``: irfft of the conjugate, with the opposite normalization."""
@@ -398,6 +405,7 @@ def hfft(a: Any, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = 
     return irfft(_prepare(a, "c2r", "hfft").conj(), n, axis, _SWAP[norm], out, transposed=transposed)
 
 
+@implements(np.fft.ihfft)
 def ihfft(a: Any, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None, out: Any = None, *,
           transposed: bool = False) -> codistributed:
     """``np.fft.ihfft``: the conjugate of rfft, with the opposite normalization."""
@@ -407,43 +415,51 @@ def ihfft(a: Any, n: Optional[int] = None, axis: int = -1, norm: Optional[str] =
                                        tuple(r.shape), "ihfft")
 
 
+@implements(np.fft.fftn)
 def fftn(a: Any, s: Optional[Sequence[int]] = None, axes: Optional[Sequence[int]] = None, norm: Optional[str] = None,
          out: Any = None, *, transposed: bool = False) -> codistributed:
     """``np.fft.fftn``: local axes first, then one all-to-all per distributed axis."""
     return _many(a, "c2c-", s, axes, norm, out, "fftn", transposed)
 
 
+@implements(np.fft.ifftn)
 def ifftn(a: Any, s: Optional[Sequence[int]] = None, axes: Optional[Sequence[int]] = None, norm: Optional[str] = None,
           out: Any = None, *, transposed: bool = False) -> codistributed:
     return _many(a, "c2c+", s, axes, norm, out, "ifftn", transposed)
 
 
+@implements(np.fft.rfftn)
 def rfftn(a: Any, s: Optional[Sequence[int]] = None, axes: Optional[Sequence[int]] = None, norm: Optional[str] = None,
           out: Any = None, *, transposed: bool = False) -> codistributed:
     return _many(a, "r2c", s, axes, norm, out, "rfftn", transposed)
 
 
+@implements(np.fft.irfftn)
 def irfftn(a: Any, s: Optional[Sequence[int]] = None, axes: Optional[Sequence[int]] = None, norm: Optional[str] = None,
            out: Any = None, *, transposed: bool = False) -> codistributed:
     return _many(a, "c2r", s, axes, norm, out, "irfftn", transposed)
 
 
+@implements(np.fft.fft2)
 def fft2(a: Any, s: Optional[Sequence[int]] = None, axes: Optional[Sequence[int]] = (-2, -1),
          norm: Optional[str] = None, out: Any = None, *, transposed: bool = False) -> codistributed:
     """``np.fft.fft2``: the slab decomposition (one all-to-all there, one back)."""
     return _many(a, "c2c-", s, axes, norm, out, "fft2", transposed)
 
 
+@implements(np.fft.ifft2)
 def ifft2(a: Any, s: Optional[Sequence[int]] = None, axes: Optional[Sequence[int]] = (-2, -1),
           norm: Optional[str] = None, out: Any = None, *, transposed: bool = False) -> codistributed:
     return _many(a, "c2c+", s, axes, norm, out, "ifft2", transposed)
 
 
+@implements(np.fft.rfft2)
 def rfft2(a: Any, s: Optional[Sequence[int]] = None, axes: Optional[Sequence[int]] = (-2, -1),
           norm: Optional[str] = None, out: Any = None, *, transposed: bool = False) -> codistributed:
     return _many(a, "r2c", s, axes, norm, out, "rfft2", transposed)
 
 
+@implements(np.fft.irfft2)
 def irfft2(a: Any, s: Optional[Sequence[int]] = None, axes: Optional[Sequence[int]] = (-2, -1),
            norm: Optional[str] = None, out: Any = None, *, transposed: bool = False) -> codistributed:
     return _many(a, "c2r", s, axes, norm, out, "irfft2", transposed)
@@ -455,7 +471,7 @@ def _shift(x, axes, inverse: bool):
         axes = list(range(ndim))
     elif isinstance(axes, numbers.Integral):
         axes = [axes]
-    shifts = {}
+    shifts: dict[int, int] = {}
     for ax in axes:
         ax = _axis(ax, ndim)
         n = x.shape[ax]
@@ -463,22 +479,13 @@ def _shift(x, axes, inverse: bool):
     return fft_exchange.roll_axes(x, shifts)
 
 
+@implements(np.fft.fftshift)
 def fftshift(x: Any, axes: int | Sequence[int] | None = None) -> codistributed:
     """``np.fft.fftshift``: local axes rolled in place; the distributed axis with one
     ``Alltoallv`` (each lab's block lands in at most two pieces per lab)."""
     return _shift(x, axes, False)
 
 
+@implements(np.fft.ifftshift)
 def ifftshift(x: Any, axes: int | Sequence[int] | None = None) -> codistributed:
     return _shift(x, axes, True)
-
-
-HANDLERS: dict = {
-    np.fft.fft: fft, np.fft.ifft: ifft, np.fft.rfft: rfft, np.fft.irfft: irfft,
-    np.fft.hfft: hfft, np.fft.ihfft: ihfft, np.fft.fft2: fft2, np.fft.ifft2: ifft2,
-    np.fft.rfft2: rfft2, np.fft.irfft2: irfft2, np.fft.fftn: fftn, np.fft.ifftn: ifftn,
-    np.fft.rfftn: rfftn, np.fft.irfftn: irfftn, np.fft.fftshift: fftshift,
-    np.fft.ifftshift: ifftshift,
-}
-for _numpy_function, _implementation in HANDLERS.items():
-    implements(_numpy_function)(_implementation)

@@ -97,7 +97,7 @@ def roll_axes(D: Any, shifts: Dict[int, int]) -> codistributed:
         e = max(range(len(shape)), key=lambda k: (k not in shifts, shape[k] >= p, shape[k]))
         new = codistributor1d(e + 1, default_partition(shape[e], p), shape)
         local, codist = move(local, codist, new), new
-    d = codist.Dimension - 1 if isinstance(codist, codistributor1d) else -1
+    d = codist.Dimension - 1 if isinstance(codist, codistributor1d) and codist.Dimension is not None else -1
     local_axes = [ax for ax in shifts if ax != d or p == 1]
     out = np.roll(local, [shifts[ax] for ax in local_axes], local_axes) if local_axes else local.copy()
     if d in shifts and p > 1:

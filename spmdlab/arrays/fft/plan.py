@@ -46,6 +46,9 @@ class Plan(tuple):
     N2 = property(lambda self: self[3])
     M = property(lambda self: self[4])
 
+    def __repr__(self) -> str:
+        return f"({self[0]}, {self[1]}, {self[2]}, {self[3]}, {self[4]})"
+
 
 def plan(n: int, p: int) -> Plan:
     """How a vector of length n on p labs is transformed.
@@ -71,9 +74,6 @@ def plan(n: int, p: int) -> Plan:
     k = m.bit_length() - 1
     m1 = 1 << (k // 2)
     return Plan(("bluestein", n, m1, m // m1, m))
-
-
-Plan.__repr__ = lambda self: f"({self[0]}, {self[1]}, {self[2]}, {self[3]}, {self[4]})"
 
 
 def window_partition(part_out: Partition, valid: int) -> Partition:

@@ -26,6 +26,7 @@ import numpy as np
 
 from ...layouts.codistributor import codistributor2dbc
 from ..array import codistributed, getCodistributor, getLocalPart
+from ..registry import implements
 from ..transfer import redistribute
 from .factor import getrf, move_rows, potrf, trsm
 from .grid import ProcessGrid, to_2dbc
@@ -301,6 +302,7 @@ def _least_squares(A: Any, B: Any, what: str):
     return lstsq(A, B, full_output=False)
 
 
+@implements(np.linalg.solve)
 def solve(a: Any, b: Any) -> Any:
     """``np.linalg.solve(a, b)`` for codistributed (or replicated) arrays: LU with partial
     pivoting (PDGETRF), as numpy (LAPACK gesv); ``LinAlgError('Singular matrix')`` on
@@ -390,6 +392,7 @@ def chol(A: Any, triangle: str = "upper") -> Any:
     return _ctrans(_chol_lower(_ctrans(D), "chol", numpy_name=False))
 
 
+@implements(np.linalg.cholesky)
 def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     """``np.linalg.cholesky``: lower L with ``L L^H = a`` from a's lower triangle
     (``upper=True``: upper U with ``U^H U = a`` from a's upper triangle, as numpy)."""
@@ -426,6 +429,7 @@ def inv(A: Any) -> Any:
     return _inv(A, "inv", numpy_name=False)
 
 
+@implements(np.linalg.inv)
 def np_inv(a: Any) -> Any:
     """``np.linalg.inv``: as :func:`inv`, raising ``LinAlgError('Singular matrix')``."""
     return _inv(a, "numpy.linalg.inv", numpy_name=True)
@@ -458,6 +462,7 @@ def _logdet(A: Any, what: str):
     return diag.dtype.type(phase), real(np.sum(np.log(mags)))
 
 
+@implements(np.linalg.det)
 def det(A: Any) -> Any:
     """Determinant (MATLAB ``det`` and ``np.linalg.det``): the permutation's sign times
     the product of U's diagonal from the distributed LU, accumulated as sign and log
@@ -467,6 +472,7 @@ def det(A: Any) -> Any:
         return sign.dtype.type(sign * np.exp(np.float64(logabs)))
 
 
+@implements(np.linalg.slogdet)
 def slogdet(a: Any) -> Tuple[Any, Any]:
     """``np.linalg.slogdet``: ``(sign, logabsdet)`` from the distributed LU."""
     sign, logabs = _logdet(a, "numpy.linalg.slogdet")

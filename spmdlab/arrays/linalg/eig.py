@@ -24,6 +24,7 @@ import numpy as np
 
 from ...layouts.codistributor import codistributor1d
 from ..array import getLocalPart
+from ..registry import implements
 from ..transfer import redistribute
 from .eigh import all_finite, hermitian_eig, is_hermitian, square_2dbc
 from .grid import ProcessGrid, grid_codist
@@ -92,12 +93,14 @@ def general_eig(A: Any, vectors: bool, what: str) -> Any:
     return w, build(Zl, c)
 
 
+@implements(np.linalg.eig)
 def np_eig(a: Any) -> Any:
     """``np.linalg.eig``: ``(eigenvalues, eigenvectors)`` (a plain tuple)."""
     w, V = general_eig(a, True, "numpy.linalg.eig")
     return (w, V)
 
 
+@implements(np.linalg.eigvals)
 def np_eigvals(a: Any) -> np.ndarray:
     """``np.linalg.eigvals``: the eigenvalues, replicated."""
     return general_eig(a, False, "numpy.linalg.eigvals")

@@ -30,6 +30,7 @@ from scipy.linalg import eigvalsh_tridiagonal
 
 from ...layouts.codistributor import codistributor1d
 from ..array import codistributed, getLocalPart
+from ..registry import implements
 from ..transfer import redistribute
 from .bidiag import lapack_routine, real_of
 from .grid import ProcessGrid, grid_codist, to_2dbc
@@ -183,6 +184,7 @@ def hermitian_eig(A: Any, uplo: str, vectors: bool, what: str) -> Any:
     return _vectors(tri, D, what)
 
 
+@implements(np.linalg.eigh)
 def np_eigh(a: Any, UPLO: str = "L") -> Tuple[np.ndarray, Any]:
     """``np.linalg.eigh``: ``(eigenvalues, eigenvectors)`` (a plain tuple, so a client
     ``distributed`` call splits it), eigenvectors 2dbc; see the module docstring."""
@@ -190,6 +192,7 @@ def np_eigh(a: Any, UPLO: str = "L") -> Tuple[np.ndarray, Any]:
     return (w, V)
 
 
+@implements(np.linalg.eigvalsh)
 def np_eigvalsh(a: Any, UPLO: str = "L") -> np.ndarray:
     """``np.linalg.eigvalsh``: the eigenvalues, ascending, replicated."""
     return hermitian_eig(a, UPLO, False, "numpy.linalg.eigvalsh")

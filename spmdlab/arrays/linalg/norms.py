@@ -20,6 +20,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..array import codistributed, getCodistributor, getLocalPart, globalIndices
+from ..registry import implements, numpy_names
 from .qrbase import allgather_small, build, combine_sum, is_codist, layout_labs, real_dtype, replicated_to_codist
 from .svd import singular_values
 
@@ -120,6 +121,7 @@ def _axes(axis: Any, nd: int) -> Optional[tuple]:
     return tuple(int(a) % nd for a in ax)
 
 
+@implements(np.linalg.norm)
 def np_norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
     """``np.linalg.norm`` of a codistributed array (whole-array norms; ``axis`` may name
     all axes in order). The result is a replicated numpy scalar (with keepdims a
@@ -145,6 +147,7 @@ def np_norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -
     return replicated_to_codist(np.full((1,) * nd, r, dtype=rt)) if keepdims else r
 
 
+@implements(*numpy_names(np.linalg, "vector_norm"))
 def np_vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:
     """``np.linalg.vector_norm``: the norm of all elements as one vector (``axis`` None or
     every axis); keepdims keeps every dimension as 1."""
@@ -156,6 +159,7 @@ def np_vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: 
     return replicated_to_codist(np.full((1,) * nd, r, dtype=np.asarray(r).dtype)) if keepdims else r
 
 
+@implements(*numpy_names(np.linalg, "matrix_norm"))
 def np_matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
     """``np.linalg.matrix_norm``: the norm of each matrix of a stack (the last two
     dimensions), one distributed matrix norm after another; a codistributed result in the
@@ -203,6 +207,7 @@ def norm(X: Any, p: Any = 2) -> Any:
     return np_norm(X, p)
 
 
+@implements(np.trace)
 def np_trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
              out: Any = None) -> Any:
     """``np.trace`` of a 2-D codistributed array: a replicated numpy scalar."""
@@ -249,11 +254,19 @@ def _tri(m: Any, k: int, upper: bool, what: str) -> codistributed:
     return build(out.astype(L.dtype.newbyteorder("="), copy=False), getCodistributor(m))
 
 
+@implements(*numpy_names(np.linalg, "trace"))
+def np_linalg_trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
+    """``np.linalg.trace`` (numpy >= 2): ``np.trace`` of a 2-D codistributed array."""
+    return np_trace(x, offset, dtype=dtype)
+
+
+@implements(np.triu)
 def np_triu(m: Any, k: int = 0) -> codistributed:
     """``np.triu``: the result keeps the input's layout."""
     return _tri(m, k, True, "numpy.triu")
 
 
+@implements(np.tril)
 def np_tril(m: Any, k: int = 0) -> codistributed:
     return _tri(m, k, False, "numpy.tril")
 

@@ -35,6 +35,7 @@ import numpy as np
 
 from ...layouts.codistributor import codistributor1d, codistributor2dbc
 from ..array import codistributed, getCodistributor, getLocalPart
+from ..registry import implements
 from ..transfer import redistribute
 from .factor import trsm
 from .grid import ProcessGrid, numroc, to_2dbc
@@ -159,6 +160,7 @@ def _qr(A: Any, mode: str, what: str) -> Any:
     return QRResult(_build(E, cq), R)
 
 
+@implements(np.linalg.qr)
 def np_qr(a: Any, mode: str = "reduced") -> Any:
     """``np.linalg.qr`` for a codistributed matrix (see the module docstring for layouts)."""
     return _qr(a, mode, "numpy.linalg.qr")
@@ -403,6 +405,7 @@ def _ls_empty(B: Any, shape: Tuple[int, int], vector: bool, dt: np.dtype, full: 
     return x, resid, np.int32(0), np.empty(0, dtype=rdt)
 
 
+@implements(np.linalg.lstsq)
 def lstsq(A: Any, B: Any, rcond: Optional[float] = None, *, full_output: bool = True) -> Any:
     """Least squares ``min ||A x - B||`` (numpy's ``np.linalg.lstsq``; see the module
     docstring for the algorithms, the result layouts and ``full_output=False``)."""

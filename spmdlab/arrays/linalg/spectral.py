@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..array import codistributed, getCodistributor, getLocalPart, globalIndices
+from ..registry import implements
 from .dense import np_inv
 from .norms import np_norm
 from .qrbase import build, is_codist, real_dtype
@@ -51,6 +52,7 @@ def _pinv(a: Any, cutoff_of: Any, what: str) -> Any:
     return (_ctrans(Vhc) if is_codist(Vhc) else Vhc.conj().T) @ _ctrans(scaled)
 
 
+@implements(np.linalg.pinv)
 def np_pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NOVALUE) -> Any:
     """``np.linalg.pinv``: numpy's cutoff rules (``rcond`` default 1e-15, ``rtol=None``
     meaning ``max(m, n) * eps``), relative to the largest singular value."""
@@ -68,6 +70,7 @@ def np_pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _
     return _pinv(a, lambda s: r * (s.max() if s.size else 0), what)
 
 
+@implements(np.linalg.matrix_rank)
 def np_matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Any:
     """``np.linalg.matrix_rank``: singular values above ``tol`` (default
     ``max(m, n) * eps * s.max()``, or ``rtol * s.max()``)."""
@@ -82,6 +85,7 @@ def np_matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: An
     return np.count_nonzero(s > tol)
 
 
+@implements(np.linalg.cond)
 def np_cond(x: Any, p: Any = None) -> Any:
     """``np.linalg.cond``: numpy's definitions for every ``p``; NaN from a singular
     matrix becomes inf (as numpy)."""

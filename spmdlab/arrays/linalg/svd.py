@@ -23,6 +23,7 @@ import numpy as np
 
 from ...layouts.codistributor import codistributor1d, codistributor2dbc
 from ..array import codistributed, getCodistributor, getLocalPart
+from ..registry import implements, numpy_names
 from ..transfer import redistribute
 from .qr import prepare, tall_skinny, tsqr_factor
 from .qrbase import build, here, is_codist
@@ -81,6 +82,7 @@ def svd_any(A: Any, full_matrices: bool, compute_uv: bool, what: str) -> Any:
     return _core(A, full_matrices, compute_uv, what)
 
 
+@implements(np.linalg.svd)
 def np_svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Any:
     """``np.linalg.svd`` of a tall-skinny or short-wide codistributed matrix."""
     what = "numpy.linalg.svd"
@@ -88,6 +90,12 @@ def np_svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitia
         raise NotImplementedError(f"{what}: hermitian=True (an eigendecomposition of a square "
                                   "matrix) is not supported for codistributed matrices")
     return _core(a, full_matrices, compute_uv, what)
+
+
+@implements(*numpy_names(np.linalg, "svdvals"))
+def np_svdvals(x: Any, /) -> Any:
+    """``np.linalg.svdvals`` (numpy >= 2): the singular values, as ``svd(compute_uv=False)``."""
+    return np_svd(x, compute_uv=False)
 
 
 def singular_values(A: Any, what: str = "svd") -> np.ndarray:

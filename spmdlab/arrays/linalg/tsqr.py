@@ -132,6 +132,7 @@ def local_apply(lf: LocalFactor, C: np.ndarray, conj: bool) -> np.ndarray:
     if lf.hs is None:
         _, _, h, tau = lf.chunks[0]
         return apply_q(h, tau, C, conj=conj)
+    assert lf.taus is not None  # set with hs
     ks = _stack_rows(lf)
     Ks = sum(ks)
     out = np.empty(C.shape, dtype=lf.hs.dtype, order="F")
@@ -162,6 +163,7 @@ def local_apply_top(lf: LocalFactor, top: np.ndarray, m: int) -> np.ndarray:
         C = np.zeros((m, top.shape[1]), dtype=h.dtype, order="F")
         C[:top.shape[0]] = top
         return apply_q(h, tau, C, conj=False, overwrite=True)
+    assert lf.taus is not None  # set with hs
     ks = _stack_rows(lf)
     Y = np.zeros((sum(ks), top.shape[1]), dtype=lf.hs.dtype)
     Y[:top.shape[0]] = top
