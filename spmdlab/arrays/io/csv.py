@@ -60,9 +60,10 @@ def line_start(f: Any, p: int, first: int, size: int) -> int:
 
 
 def _blocks(f: Any, lo: int, hi: int) -> Iterator[bytes]:
-    """The bytes [lo, hi) of ``f`` in whole lines, blocks of at most a quarter of the
-    staging buffer (text is longer than its numbers) unless a line is longer."""
-    limit = max(staging_bytes() // 4, 1 << 16)
+    """The bytes [lo, hi) of ``f`` in whole lines, blocks of at most a sixteenth of the
+    staging buffer unless a line is longer: a block is held as bytes, as str, and by the
+    parser's StringIO as 4 bytes a character, beside the rows it parses to."""
+    limit = max(staging_bytes() // 16, 1 << 16)
     f.seek(lo)
     pos, carry = lo, b""
     while pos < hi:
