@@ -17,6 +17,7 @@ import pickle
 import signal
 import sys
 import threading
+import time
 import traceback
 import types
 from typing import Any, cast
@@ -47,6 +48,7 @@ from ..protocol.messages import (
 from ..protocol.values import summarize
 from ..runtime import LabAbort, state
 from . import comm
+from .imports import IMPORT_GRACE, drop_orphans, importing
 
 __all__ = ["LabStream", "remote_error", "LabServer"]
 
@@ -89,7 +91,7 @@ class LabStream(io.TextIOBase):
             self._chan.send(Output(self._name, text))
         finally:
             state.in_user_code = inside
-        if inside and state.abort.is_set():
+        if inside and state.abort.is_set() and not importing(sys._getframe()):  # noqa: SLF001 - documented CPython API
             raise LabAbort(state.abort_reason, state.waiting)
 
     @property
@@ -210,6 +212,7 @@ class LabServer:
         self.abort_epoch = 0
         self.abort_reason = ""
         self.running = False
+        self._deferred = (0, 0.0)  # (epoch, since): an abort waiting for an import to finish
         state.on_lab = True
         sys.stdout = LabStream(self.main, "stdout")
         sys.stderr = LabStream(self.main, "stderr")
@@ -220,8 +223,27 @@ class LabServer:
     # ---- aborts --------------------------------------------------------------------
 
     def _on_sigint(self, signum, frame) -> None:
-        if state.in_user_code and state.abort.is_set():
-            raise LabAbort(state.abort_reason, state.waiting)
+        if not (state.in_user_code and state.abort.is_set()):
+            return
+        if importing(frame) and self._defer_abort():
+            return
+        raise LabAbort(state.abort_reason, state.waiting)
+
+    def _defer_abort(self) -> bool:
+        """Ask again in 50 ms instead of cutting an import short (lab/imports.py); False
+        once the import has had ``IMPORT_GRACE`` seconds."""
+        epoch, now = state.epoch, time.monotonic()
+        if self._deferred[0] != epoch:
+            self._deferred = (epoch, now)
+        if now - self._deferred[1] > IMPORT_GRACE:
+            return False
+        threading.Timer(0.05, self._retrip, args=(epoch,)).start()
+        return True
+
+    def _retrip(self, epoch: int) -> None:
+        with self.lock:
+            if self.running and state.epoch == epoch and state.in_user_code and state.abort.is_set():
+                signal.pthread_kill(_main_ident(), signal.SIGINT)
 
     def _watch_ctrl(self) -> None:
         try:
@@ -360,11 +382,14 @@ class LabServer:
             if self.abort_epoch >= block.epoch:
                 self._trip(self.abort_reason)
         try:
-            return self._run(block)
+            reply = self._run(block)
         finally:
             with self.lock:
                 self.running = False
             state.index, state.size = 1, 1
+        if reply.kind != "done":
+            drop_orphans()  # an import cut short by an error, or a hung import stopped
+        return reply
 
     def _run(self, block: Block) -> Reply:
         lab = self.rank + 1

@@ -660,6 +660,25 @@ def test_elementwise_operators_ufuncs_and_broadcasting(pools):
     assert each_pool(pools, suite_elementwise) > 1000
 
 
+def suite_elementwise_with_elision():
+    """The whole elementwise suite with temporary elision at every size (arrays/elementwise.py)."""
+    import spmdlab.arrays.elementwise as ew
+
+    ew._ELIDE_BYTES = 0
+    try:
+        return suite_elementwise()
+    finally:
+        ew._ELIDE_BYTES = 256 * 1024
+
+
+def test_elementwise_suite_with_elision_at_every_size(pools):
+    import spmdlab.arrays.elementwise as ew
+
+    if not ew._CAN_ELIDE:
+        pytest.skip("elision is off on this interpreter/numpy")
+    assert each_pool(pools, suite_elementwise_with_elision) > 1000
+
+
 def test_reductions_float_int(pools):
     shapes = SHAPES_1D + [(0, 3), (1, 1), (2, 3), (5, 7), (3, 1)] + SHAPES_3D
     assert each_pool(pools, suite_reductions, shapes, ["f", "i"]) > 1000

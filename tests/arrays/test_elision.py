@@ -312,26 +312,12 @@ def suite_layouts_on_labs():
     return bad, count
 
 
-def suite_elementwise_with_elision():
-    """The whole elementwise suite of test_codist_ops with elision at every size."""
-    from test_codist_ops import suite_elementwise
-
-    import spmdlab.arrays.elementwise as ew_
-
-    ew_._ELIDE_BYTES = 0
-    try:
-        return suite_elementwise()
-    finally:
-        ew_._ELIDE_BYTES = 256 * 1024
-
-
 @pytest.mark.skipif(not ew._CAN_ELIDE, reason="elision is off on this interpreter/numpy")
-@pytest.mark.parametrize("suite", ["layouts", "elementwise"])
-def test_elision_on_labs(pools, suite):
-    fn = suite_layouts_on_labs if suite == "layouts" else suite_elementwise_with_elision
+def test_elision_on_labs(pools):
+    """(The elementwise suite with elision at every size is in test_codist_ops.)"""
     for n, pool in pools.items():
         with spmd(pool=pool, timeout=100):
-            bad, count = fn()
+            bad, count = suite_layouts_on_labs()
         msgs = [f"{n} labs, lab {lab}: {m}" for lab in range(1, n + 1) for m in bad[lab]]
         assert not msgs, "\n".join(msgs[:20])
         assert count[1] > 50

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+from support.fakes import FakePool
 
 from spmdlab import Composite, codistributor1d, codistributor2dbc, distributed
 from spmdlab.client.display import summary_cells
@@ -9,19 +10,6 @@ from spmdlab.layouts.pictures import lab_color
 from spmdlab.protocol.messages import Summary
 
 pytestmark = pytest.mark.nompi  # pure logic: no MPI, no lab
-
-
-class FakePool:
-    """Just what a handle needs to exist; any request to the labs would fail."""
-
-    def __init__(self, numlabs: int, state: str = "idle"):
-        self.numlabs, self.state, self.generation = numlabs, state, 1
-
-    def free_later(self, key, generation):
-        pass
-
-    def request(self, *args):
-        raise AssertionError("a display must not ask the labs")
 
 
 def test_summary_cells():

@@ -315,3 +315,58 @@ def test_error_markers_line_up_in_source_without_a_final_newline(pool2):
     code = lines.index("    y = x + None")
     if sys.version_info >= (3, 11):  # error markers exist from Python 3.11 on
         assert lines[code + 1] == "        ~~^~~~~~"
+
+
+def test_a_lab_stopped_while_importing_keeps_its_packages_whole(pool2, tmp_path):
+    """A lab stopped in the middle of an import (the sparse package, imported lazily by
+    ``from spmdlab import *``, once) must not be left with a package whose finished
+    submodules are no longer its attributes: every later block on that lab failed with
+    "module 'spmdlab.arrays.sparse' has no attribute 'ops'"."""
+    pkg = tmp_path / "slowpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from . import sub as _sub\nimport time\ntime.sleep(1.5)\nfrom . import other\n")
+    (pkg / "sub.py").write_text("x = 41\n")
+    (pkg / "other.py").write_text("y = 1\n")
+    folder = str(tmp_path)
+    start = time.monotonic()
+    with pytest.raises(SpmdError) as info:
+        with spmd(pool=pool2):
+            import sys
+            sys.path.insert(0, folder)
+            if labindex() == 1:
+                time.sleep(0.3)
+                raise ValueError("stop the other lab")
+            import slowpkg
+    assert list(info.value.errors) == [1]
+    assert time.monotonic() - start < 10
+    with spmd(pool=pool2):
+        import slowpkg
+        total = slowpkg.sub.x + slowpkg.other.y
+    assert [total[1], total[2]] == [42, 42]
+    still_works(pool2)
+
+
+def test_an_import_that_hangs_is_still_stopped_and_loads_whole_next_time(pool2, tmp_path):
+    pkg = tmp_path / "hungpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from . import sub as _sub\nimport os, time\n"
+                                     "while not os.path.exists(os.path.join(os.path.dirname(__file__), 'go')):\n"
+                                     "    time.sleep(0.05)\n")
+    (pkg / "sub.py").write_text("x = 41\n")
+    folder = str(tmp_path)
+    start = time.monotonic()
+    with pytest.raises(SpmdError) as info:
+        with spmd(pool=pool2):
+            import sys
+            sys.path.insert(0, folder)
+            if labindex() == 1:
+                raise ValueError("stop the other lab")
+            import hungpkg
+    elapsed = time.monotonic() - start
+    assert 9 < elapsed < 20, elapsed  # the import had its grace (lab/imports.py), then was stopped
+    assert "lab 2: running line 4 of" in str(info.value) and "hungpkg/__init__.py" in str(info.value)
+    (pkg / "go").write_text("")
+    with spmd(pool=pool2):
+        import hungpkg
+        x = hungpkg.sub.x
+    assert [x[1], x[2]] == [41, 41]

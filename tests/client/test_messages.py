@@ -126,7 +126,7 @@ PMODE_SCRIPT = ("np.random.default_rng().integers(5, 2)\n"
 def test_pmode_errors_show_no_compiled_frames_and_no_generated_code(tmp_path):
     import subprocess
 
-    from test_repl_e2e import PMODE, environment
+    from support.processes import PMODE, environment
 
     proc = subprocess.run([*PMODE, "start", "2"], input=PMODE_SCRIPT, capture_output=True, text=True,
                           timeout=50, env=environment(tmp_path))
@@ -227,7 +227,7 @@ def test_distributed_display_shows_a_corner_of_the_values(pools, monkeypatch):
 
 @pytest.mark.nompi
 def test_2dbc_display_shows_global_indices_not_counts():
-    from test_display import FakePool
+    from support.fakes import FakePool
 
     d = distributed.__new__(distributed)
     d._bind(FakePool(2, state="running"), 9, (10, 7), "float64", codistributor2dbc([1, 2], 2, "row", (10, 7)))

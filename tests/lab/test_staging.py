@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 import pytest
-from test_codistributed import check_redistribute
+from support.redistribute_checks import check_redistribute
 
 import spmdlab
 from spmdlab import (

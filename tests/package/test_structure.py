@@ -392,3 +392,23 @@ def test_mypy_checks_every_code_and_its_exceptions_only_shrink():
         if "disable_error_code" in block:
             listed |= set(re.findall(r'"(spmdlab[\w.]*)"', block.split("disable_error_code")[0]))
     assert len(listed) <= MYPY_EXCEPTIONS_AT_MOST, f"{len(listed)} modules with codes off: the list only shrinks"
+
+
+def test_test_modules_share_helpers_only_through_support():
+    """A test module that imports another runs only when pytest happened to collect the
+    other first (its folder then on sys.path): alone, it fails to import."""
+    tests = os.path.join(CHECKOUT, "tests")
+    offenders = []
+    for folder, _, files in os.walk(tests):
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(folder, name)
+            with open(path, encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+            for node in ast.walk(tree):
+                module = (node.module or "") if isinstance(node, ast.ImportFrom) else ""
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [module]
+                offenders += [f"{os.path.relpath(path, tests)}: {n}" for n in names
+                              if n.split(".")[0].startswith("test_") or n.startswith("conftest")]
+    assert offenders == []

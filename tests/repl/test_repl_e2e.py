@@ -5,34 +5,15 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 import time
 from collections import defaultdict
 
 import pytest
-from support.processes import child_pythonpath
+from support.processes import CLIENT, PMODE, environment
 
 pexpect = pytest.importorskip("pexpect")
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[=>()][0-9A-Za-z]?|\r")
-
-
-def command(script: str, module: str) -> list[str]:
-    """The installed console script next to this Python, else ``python -m``."""
-    path = os.path.join(os.path.dirname(sys.executable), script)
-    return [path] if os.path.exists(path) else [sys.executable, "-m", module]
-
-
-PMODE = command("pmode", "spmdlab_repl.pmode")
-CLIENT = command("spmdlab", "spmdlab_repl.client")
-
-
-def environment(tmp_path) -> dict[str, str]:
-    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "xdg"), TERM="xterm", NO_COLOR="",
-               PYTHONPATH=child_pythonpath())
-    env.pop("PROMPT_TOOLKIT_NO_CPR", None)
-    env.pop("COLUMNS", None)
-    return env
 
 
 class Repl:

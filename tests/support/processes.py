@@ -107,3 +107,22 @@ def run_script(code: str, timeout: float = 60, env: dict | None = None, **kwargs
             f.write(code)
         return subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=timeout,
                               cwd=tmp, env=dict(os.environ, PYTHONPATH=child_pythonpath(), **(env or {})), **kwargs)
+
+
+# The REPLs' commands and environment (pmode, spmdlab), for tests that start them.
+def command(script: str, module: str) -> list[str]:
+    """The installed console script next to this Python, else ``python -m``."""
+    path = os.path.join(os.path.dirname(sys.executable), script)
+    return [path] if os.path.exists(path) else [sys.executable, "-m", module]
+
+
+PMODE = command("pmode", "spmdlab_repl.pmode")
+CLIENT = command("spmdlab", "spmdlab_repl.client")
+
+
+def environment(tmp_path) -> dict[str, str]:
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "xdg"), TERM="xterm", NO_COLOR="",
+               PYTHONPATH=child_pythonpath())
+    env.pop("PROMPT_TOOLKIT_NO_CPR", None)
+    env.pop("COLUMNS", None)
+    return env
