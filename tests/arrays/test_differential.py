@@ -16,31 +16,18 @@ set, cases are random (else derandomized, the same on every run).
 """
 from __future__ import annotations
 
-import os
-import warnings
-
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import given
+from support import fuzz
 
 from spmdlab import (
     codistributed,
-    codistributor1d,
-    codistributor2dbc,
-    codistributorBlocks,
-    codistributorChunks,
-    gather,
     getCodistributor,
-    redistribute,
-    spmd,
 )
 
 pytestmark = pytest.mark.timeout(600)
 
-EXAMPLES = int(os.environ.get("SPMDLAB_FUZZ_EXAMPLES", "40"))
-LABS = [int(n) for n in os.environ.get("SPMDLAB_FUZZ_LABS", "1,2,3").split(",")]
-DTYPES = ["bool", "int8", "int64", "uint16", "float32", "float64", ">f8", ">i4", "complex64", "complex128"]
 
 
 # --------------------------------------------------------------------------- the operations
@@ -157,152 +144,21 @@ OPS = {
 }
 
 
-# --------------------------------------------------------------------------- lab side
-def _layout(case, n):
-    kind, arg, part = case["layout"]
-    shape = tuple(case["shape"])
-    nd = len(shape)
-    if kind == "2dbc":
-        return codistributor2dbc(None, arg)
-    if kind == "blocks":
-        return codistributorBlocks((arg,) * nd, "cyclicrow", shape)
-    if kind == "chunks":  # lab k's share of the first dimension grown by one each side (overlaps)
-        starts = np.concatenate(([0], np.cumsum(codistributor1d.defaultPartition(shape[0], n))))
-        rest = (slice(None),) * (nd - 1)
-        return codistributorChunks({k: [(slice(max(0, int(starts[k - 1]) - 1), min(shape[0], int(starts[k]) + 1)),)
-                                        + rest] for k in range(1, n + 1)}, shape)
-    dim = arg % nd + 1
-    if kind == "halo":
-        return codistributor1d(dim, None, shape, halo=1)
-    if part is None:
-        return codistributor1d(dim)
-    extent = case["shape"][dim - 1]
-    cuts = sorted(p % (extent + 1) for p in part[:n - 1])
-    return codistributor1d(dim, [b - a for a, b in zip([0] + cuts, cuts + [extent])])
-
-
-def _values(case):
-    rng = np.random.default_rng(case["seed"])
-    X = rng.integers(-3, 4, size=case["shape"])
-    dtype = np.dtype(case["dtype"])
-    if dtype.kind == "b":
-        return X > 0
-    if dtype.kind == "c":
-        return (X + 1j * rng.integers(-2, 3, size=case["shape"])).astype(dtype)
-    if dtype.kind == "u":
-        X = np.abs(X)
-    return X.astype(dtype)
-
-
-def _outcome(fn, X, case):
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            return "ok", fn(X, case)
-    except NotImplementedError as exc:
-        return "unsupported", exc
-    except Exception as exc:
-        return "error", exc
-
-
-def _differs(got, want, tol) -> str:
-    """Why the codistributed result ``got`` is not numpy's ``want`` ('' if it is)."""
-    if isinstance(want, np.ndarray) and want.ndim > 0:
-        if not isinstance(got, codistributed):
-            return f"expected a codistributed array, got {type(got).__name__}"
-        g = gather(got)
-    else:
-        if isinstance(got, codistributed):
-            return "expected a replicated value, got a codistributed array"
-        g = got
-    g_arr, w_arr = np.asarray(g), np.asarray(want)
-    if g_arr.shape != w_arr.shape:
-        return f"shape {g_arr.shape} != numpy's {w_arr.shape}"
-    if type(want) is not type(g) and not (isinstance(want, np.ndarray) and isinstance(got, codistributed)):
-        return f"type {type(g).__name__} != numpy's {type(want).__name__}"
-    if isinstance(want, (np.ndarray, np.generic)) and g_arr.dtype.str != w_arr.dtype.str:
-        return f"dtype {g_arr.dtype.str} != numpy's {w_arr.dtype.str}"
-    if tol and w_arr.dtype.kind in "fc":
-        same = np.allclose(g_arr, w_arr, rtol=tol, atol=tol, equal_nan=True)
-    else:
-        same = np.array_equal(g_arr, w_arr, equal_nan=w_arr.dtype.kind in "fc")
-    return "" if same else f"values {g_arr!r} != numpy's {w_arr!r}"
-
-
-def check_case(case) -> list:
-    """On every lab: the differences between the codistributed and numpy outcomes."""
-    X = _values(case)
-    bad = []
-    try:
-        D = codistributed(X, _layout(case, case["n"]))
-        if case["redistribute"]:
-            D = redistribute(D, codistributor1d())
-    except NotImplementedError:
-        return []
-    for name in case["ops"]:
-        fn, kinds, tol = OPS[name]
-        if X.dtype.kind not in kinds:
-            continue
-        want = _outcome(fn, X, case)
-        got = _outcome(fn, D, case)
-        if got[0] == "unsupported":
-            continue
-        if want[0] == "error" or got[0] == "error":
-            if want[0] != got[0] or type(want[1]) is not type(got[1]):
-                bad.append(f"{name}: numpy {want[0]} {want[1]!r}, codistributed {got[0]} {got[1]!r}")
-            continue
-        why = _differs(got[1], want[1], tol)
-        if why:
-            bad.append(f"{name}: {why}")
-    return bad
-
-
-# --------------------------------------------------------------------------- the client
-@st.composite
-def cases(draw, n):
-    ndim = draw(st.integers(1, 3))
-    shape = tuple(draw(st.lists(st.integers(0, 5), min_size=ndim, max_size=ndim)))
-    kind = draw(st.sampled_from(["1d", "1d", "2dbc", "blocks", "chunks", "halo"]))
-    if ndim == 2 and kind == "2dbc":
-        layout = ("2dbc", draw(st.sampled_from([1, 2, 64])), None)
-    elif kind in ("blocks", "chunks", "halo"):
-        layout = (kind, draw(st.integers(1, 3)) if kind == "blocks" else draw(st.integers(0, ndim - 1)), None)
-    else:
-        part = draw(st.none() | st.lists(st.integers(0, 5), min_size=n, max_size=n))
-        layout = ("1d", draw(st.integers(0, ndim - 1)), part)
-    picks = draw(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 12), st.integers(0, 12),
-                                    st.sampled_from([None, 1, 2, 3, -1, -2, -3])),
-                          min_size=ndim, max_size=ndim))
-    return {"n": n, "shape": shape, "dtype": draw(st.sampled_from(DTYPES)), "layout": layout,
-            "seed": draw(st.integers(0, 2**32 - 1)), "picks": picks,
-            "redistribute": draw(st.booleans()) and n > 1,
-            "ops": draw(st.lists(st.sampled_from(sorted(OPS)), min_size=1, max_size=6, unique=True))}
-
-
-def run_case(pool, case) -> list:
-    with spmd(pool=pool, timeout=60):
-        bad = check_case(case)
-    return sorted({msg for lab in range(1, len(bad) + 1) for msg in bad[lab]})
-
-
-@pytest.mark.parametrize("n", LABS)
+@pytest.mark.parametrize("n", fuzz.LABS)
 def test_codistributed_agrees_with_numpy(pools, n):
     pool = pools(n)
-    long_run = "SPMDLAB_FUZZ_EXAMPLES" in os.environ
 
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=not long_run, database=None,
-              suppress_health_check=list(HealthCheck))
-    @given(cases(n))
+    @fuzz.budget()
+    @given(fuzz.cases(n, OPS))
     def check(case):
-        assert run_case(pool, case) == [], case
+        assert fuzz.run_case(pool, case, OPS) == [], case
 
     check()
 
 
 @pytest.mark.nompi
-@given(cases(1))
-@settings(max_examples=EXAMPLES, deadline=None, derandomize="SPMDLAB_FUZZ_EXAMPLES" not in os.environ,
-          database=None, suppress_health_check=list(HealthCheck))
+@given(fuzz.cases(1, OPS))
+@fuzz.budget()
 def test_codistributed_agrees_with_numpy_at_the_client(case):
     """The same cases at the client, where arrays behave as on one lab (no MPI, fast)."""
-    assert check_case(case) == [], case
+    assert fuzz.check_case(case, OPS) == [], case
