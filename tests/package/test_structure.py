@@ -84,7 +84,7 @@ ARRAY_LAYERS = [
     {"layout"},
     {"collectives", "grid"},
     {"reshard"},
-    {"transfer"},
+    {"transfer", "fromlab"},
     {"adapt"},
     {"elementwise"},
     {"reductions"},
