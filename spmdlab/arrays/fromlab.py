@@ -24,7 +24,7 @@ import numpy as np
 from ..checks import check_lab
 from ..lab import lazy_comm as comm
 from ..layouts.codistributor import Codistributor
-from ..layouts.regions import sel_len, take
+from ..layouts.regions import as_slice, copy_region, sel_len
 from .base import Chunks, check_dtype, complete, here, sparse_error
 from .collectives import EMPTY_BYTES, allgather_objects, as_bytes, check_same_codist, error_entry, raise_combined
 
@@ -98,30 +98,42 @@ def from_lab(X: Any, lab: Any, codist: Codistributor | None, what: str) -> tuple
 
 def _send_buffer(X: np.ndarray, target: Codistributor, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The holder's send buffer and byte displacements: ``X`` itself when every lab's one
-    part is a C-contiguous view of it (the usual case for row layouts), else the parts
-    packed in lab order."""
+    part is a C-contiguous range of it (the usual case for row layouts), else the parts
+    packed in lab order, copied straight from ``X`` (runs of a block-cyclic selection as
+    strided views, ``regions.copy_region``)."""
     n = len(counts)
-    views = [[take(X, sel) for sel in target.chunkSelections(k, n)] for k in range(1, n + 1)]
-    whole = as_bytes(X) if X.flags.c_contiguous and X.nbytes else None
-    if whole is not None and all(len(v) == 1 for v in views):
-        start = X.__array_interface__["data"][0]
-        displs = []
-        for (v,) in views:
-            offset = v.__array_interface__["data"][0] - start
-            if v.size and not (v.flags.c_contiguous and 0 <= offset and offset + v.nbytes <= X.nbytes):
-                break
-            displs.append(offset if v.size else 0)
-        else:
-            return whole, np.array(displs, dtype=np.int64)
+    sels = [target.chunkSelections(k, n) for k in range(1, n + 1)]
+    displs = _contiguous_displs(X, sels)
+    if displs is not None:
+        return as_bytes(X), displs
     packed = np.empty(int(counts.sum()), dtype=np.uint8)
     offset = 0
-    for lab_views in views:
-        for v in lab_views:
-            b = v.nbytes
-            if b:
-                packed[offset:offset + b].view(X.dtype).reshape(v.shape)[...] = v
-            offset += b
+    for lab_sels in sels:
+        for sel in lab_sels:
+            shape = tuple(sel_len(s) for s in sel)
+            size = math.prod(shape) * X.dtype.itemsize
+            if size:
+                copy_region(packed[offset:offset + size].view(X.dtype).reshape(shape), [None] * X.ndim, X, sel)
+            offset += size
     return packed, np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+
+
+def _contiguous_displs(X: np.ndarray, sels: list) -> np.ndarray | None:
+    """Byte offsets of each lab's part in ``X`` when every lab stores one box that is a
+    C-contiguous range of ``X``'s memory; else None."""
+    if not (X.flags.c_contiguous and X.nbytes) or any(len(s) != 1 for s in sels):
+        return None
+    boxes = [tuple(as_slice(x) for x in s[0]) for s in sels]
+    if any(x is None for box in boxes for x in box):
+        return None
+    start = X.__array_interface__["data"][0]
+    displs = []
+    for box in boxes:
+        v = X[box]
+        if v.size and not v.flags.c_contiguous:
+            return None
+        displs.append(v.__array_interface__["data"][0] - start if v.size else 0)
+    return np.array(displs, dtype=np.int64)
 
 
 def _scatter(X: np.ndarray | None, target: Codistributor, holder: int, counts: np.ndarray, what: str) -> np.ndarray:
