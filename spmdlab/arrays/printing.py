@@ -78,7 +78,8 @@ def header(D: CodistArray) -> str:
     partitions for block layouts), mode."""
     codist = D.codistributor
     parts = getattr(codist, "partitions_text", None)
-    text = f"codistributed array, shape {D.shape}, dtype {D.dtype}, on {numlabs_of(codist)} labs"
+    n = numlabs_of(codist)
+    text = f"codistributed array, shape {D.shape}, dtype {D.dtype}, on {n} lab{'s' if n != 1 else ''}"
     text += f" {parts()}" if parts is not None else ""
     text += f"\n  {layout_text(codist)}"
     return text + (f"\n  mode: {D.mode}" if D.mode != "replica" else "")

@@ -235,3 +235,18 @@ def test_map_and_rand_errors(pools, case, message):
         spmd_run(map_bad, case, pool=pool, timeout=60)
     assert message in str(info.value)
     assert list(spmd_run(lambda: labindex(), pool=pool)) == [1, 2, 3]
+
+
+@pytest.mark.nompi
+def test_labprint_and_show_at_the_client(capsys):
+    """At the client arrays and labprint behave as on a pool of one lab."""
+    labprint([1, 2], all=True)
+    D = codistributed(np.arange(6.0).reshape(2, 3), codistributorBlocks((1, 3), "blockrow"))
+    D.show(all=True)
+    assert capsys.readouterr().out.splitlines() == [
+        "labindex = 1", "[1, 2]",
+        "codistributed array, shape (2, 3), dtype float64, on 1 lab with 2×1 partitions of size 1×3",
+        "  " + "codistributorBlocks(BlockSize=(1, 3), Assignment='blockrow', GlobalSize=(2, 3), NumLabs=1)",
+        "[0, :] [0. 1. 2.]", "[1, :] [3. 4. 5.]"]
+    M = codistributed(np.arange(4), AutoBlocks()).map(lambda v: v * 3)
+    assert gather(M).tolist() == [0, 3, 6, 9] and M.itemsize == 8
