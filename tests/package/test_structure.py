@@ -89,6 +89,9 @@ ARRAY_LAYERS = [
     {"elementwise"},
     {"reductions"},
     {"reshape"},
+    {"shapes"},  # issue 21: *_like, copyto, swapaxes, moveaxis, expand_dims, diagonal
+    {"join"},  # issue 21: concatenate, stack, ...
+    {"rearrange"},  # issue 21: delete, insert, repeat, tile, flip, roll
     {"indexing", "matmul"},
     {"creation"},
     {"ops"},
@@ -159,6 +162,7 @@ ADDED_NAMES = {
     # sparse matrices and Krylov solvers (issue 25)
     "sparse", "speye", "sprand", "sprandn", "spdiags", "kron", "issparse", "full", "nnz", "nonzeros", "find",
     "pcg", "gmres", "bicgstab", "bicg", "cgs", "minres", "lsqr", "jacobi", "ilu", "ichol",
+    "cat", "horzcat", "vertcat",  # joining (issue 21)
 }
 
 

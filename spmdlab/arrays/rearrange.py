@@ -1,0 +1,213 @@
+"""Rearranging along one axis: ``delete``, ``insert``, ``repeat``, ``tile``, ``flip``,
+``roll``: each is ``axis_take(D, axis, index)``, ``result[..., j, ...] = D[..., index[j], ...]``,
+with ``index`` worked out by numpy itself on ``arange(N)`` (so its checks and errors are
+numpy's own, alike on every lab).
+
+Along an axis that is not distributed (1d layouts) the take is local and the layout is
+kept. Along the distributed axis each lab knows, from the index and the two partitions,
+which of its rows every lab needs: ONE ``Alltoallv`` of packed rows moves them (the
+scatter of PETSc's ``VecScatter`` with a general index set; the index must be the same
+on every lab, checked with an 8-byte digest). The result is then 1d along that axis,
+default partition. A 2dbc array is moved to 1d along the other axis first and back after.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import operator
+from typing import Any
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+
+from ..layouts.codistributor import codistributor1d, codistributor2dbc
+from .base import CodistArray
+from .collectives import Exchange, allgather
+from .join import concat
+from .layout import is1d, labs_of
+from .registry import implements
+from .reshape import reshape_to
+from .shapes import expand_axes
+from .transfer import gather, redistribute
+
+__all__ = ["axis_take"]
+
+
+def _check_same(index: np.ndarray, what: str) -> None:
+    digest = np.frombuffer(hashlib.blake2b(np.ascontiguousarray(index).tobytes(), digest_size=8).digest(),
+                           dtype=np.int64)
+    digests = allgather(digest, what)
+    if not (digests == digests[0]).all():
+        differ = [k + 1 for k in range(len(digests)) if digests[k] != digests[0]]
+        raise ValueError(f"{what}: the index arguments differ between labs (labs {differ} differ from "
+                         "lab 1); they must be the same on every lab")
+
+
+def axis_take(D: CodistArray, axis: int, index: np.ndarray, what: str) -> CodistArray:
+    """``np.take(D, index, axis)`` for an in-range ``index`` the same on every lab (see the
+    module's docstring)."""
+    index = np.asarray(index, dtype=np.intp)
+    lab, n = labs_of(D, what)
+    c = D._codist
+    if not is1d(c):  # 2dbc
+        other = codistributor1d(2 - axis)
+        R = axis_take(redistribute(D, other), axis, index, what)
+        return redistribute(R, codistributor2dbc(c.LabGrid, c.BlockSize, c.Orientation))
+    shape = list(D.shape)
+    shape[axis] = index.size
+    S = tuple(shape)
+    k = c.Dimension - 1
+    if k != axis:
+        return type(D)._from_local(np.take(D._local, index, axis=axis), codistributor1d(k + 1, c.Partition, S))
+    dst = codistributor1d(k + 1).complete(S, n)
+    if n == 1:
+        return type(D)._from_local(np.take(D._local, index, axis=axis), dst)
+    _check_same(index, what)
+    sb = np.concatenate(([0], np.cumsum(c.Partition))).astype(np.intp)
+    db = np.concatenate(([0], np.cumsum(dst.Partition))).astype(np.intp)
+    out = np.empty(dst.localShape(lab, n), dtype=D.dtype)
+    row = math.prod(s for e, s in enumerate(S) if e != axis) * D.dtype.itemsize
+    me = lab - 1
+    sends: list = [None] * n
+    for q in range(n):
+        want = index[db[q]:db[q + 1]]
+        mine = want[(want >= sb[me]) & (want < sb[me + 1])] - sb[me]
+        if mine.size:
+            rows = np.take(D._local, mine, axis=axis)
+            if q == me:
+                sel = (want >= sb[me]) & (want < sb[me + 1])
+                _put(out, axis, np.flatnonzero(sel), rows)
+            else:
+                sends[q] = rows
+    want = index[db[me]:db[me + 1]]
+    owner = np.searchsorted(sb, want, side="right") - 1
+    rcounts = [0 if p == me else int(np.count_nonzero(owner == p)) * row for p in range(n)]
+    chunks = Exchange(sends, rcounts, what).finish()
+    for p in range(n):
+        if rcounts[p]:
+            at = np.flatnonzero(owner == p)
+            shape_p = list(out.shape)
+            shape_p[axis] = at.size
+            _put(out, axis, at, chunks[p].view(D.dtype).reshape(shape_p))
+    return type(D)._from_local(out, dst)
+
+
+def _put(out: np.ndarray, axis: int, at: np.ndarray, rows: np.ndarray) -> None:
+    key = [slice(None)] * out.ndim
+    key[axis] = at
+    out[tuple(key)] = rows
+
+
+def _flat(D: CodistArray, what: str) -> CodistArray:
+    return D if D.ndim == 1 else reshape_to(D, (-1,), "C", what)
+
+
+def _axis(D: Any, axis: Any) -> int:
+    return int(normalize_axis_index(operator.index(axis), D.ndim))
+
+
+@implements(np.delete)
+def _np_delete(arr: Any, obj: Any, axis: Any = None) -> CodistArray:
+    what = "delete"
+    if axis is None:
+        arr, axis = _flat(arr, what), 0
+    axis = _axis(arr, axis)
+    if isinstance(obj, CodistArray):
+        obj = np.asarray(gather(obj))
+    return axis_take(arr, axis, np.delete(np.arange(arr.shape[axis]), obj), what)
+
+
+@implements(np.insert)
+def _np_insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> CodistArray:
+    """The inserted values as a replicated slab, joined to ``arr`` (``join.concat``) and put
+    in place by one ``axis_take`` with numpy's own ``insert`` of the positions."""
+    what = "insert"
+    if axis is None:
+        arr, axis = _flat(arr, what), 0
+    axis = _axis(arr, axis)
+    N = arr.shape[axis]
+    if isinstance(values, CodistArray):
+        values = gather(values)
+    if isinstance(obj, slice):
+        indices = np.arange(*obj.indices(N), dtype=np.intp)
+    else:
+        indices = np.array(obj)
+        if indices.dtype == bool:
+            if indices.ndim != 1:
+                raise ValueError("boolean array argument obj to insert must be one dimensional")
+            indices = np.flatnonzero(indices)
+        elif indices.ndim > 1:
+            raise ValueError("index array argument obj to insert must be one dimensional or scalar")
+    slab_shape = list(arr.shape)
+    if indices.size == 1:
+        V = np.array(values, ndmin=arr.ndim, dtype=arr.dtype)
+        if indices.ndim == 0:
+            V = np.moveaxis(V, 0, axis)
+        numnew = V.shape[axis]
+        where = np.insert(np.arange(N), obj if not np.array(obj).dtype == bool else int(indices[0]),
+                          N + np.arange(numnew))
+    else:
+        V = values
+        numnew = len(indices)
+        where = np.insert(np.arange(N), obj, N + np.arange(numnew))
+    slab_shape[axis] = numnew
+    slab = np.empty(slab_shape, dtype=arr.dtype)
+    slab[...] = V
+    joined = concat([arr, slab], axis, what=what)
+    return axis_take(joined, axis, where, what)
+
+
+@implements(np.repeat)
+def _np_repeat(a: Any, repeats: Any, axis: Any = None) -> CodistArray:
+    what = "repeat"
+    if axis is None:
+        a, axis = _flat(a, what), 0
+    axis = _axis(a, axis)
+    if isinstance(repeats, CodistArray):
+        repeats = gather(repeats)
+    return axis_take(a, axis, np.repeat(np.arange(a.shape[axis]), repeats), what)
+
+
+@implements(np.tile)
+def _np_tile(A: Any, reps: Any) -> CodistArray:
+    what = "tile"
+    tup = tuple(reps) if np.iterable(reps) else (reps,)
+    tup = tuple(operator.index(r) for r in tup)
+    np.tile(np.zeros((0,) * A.ndim), tup)  # numpy's checks of reps
+    for _ in range(len(tup) - A.ndim):
+        A = expand_axes(A, 0)
+    tup = (1,) * (A.ndim - len(tup)) + tup
+    R = A
+    for ax, r in enumerate(tup):
+        if r != 1:
+            R = axis_take(R, ax, np.tile(np.arange(A.shape[ax]), r), what)
+    return R.copy() if R is A else R
+
+
+@implements(np.flip)
+def _np_flip(m: Any, axis: Any = None) -> CodistArray:
+    what = "flip"
+    axes = range(m.ndim) if axis is None else normalize_axis_tuple(axis, m.ndim)
+    R = m
+    for ax in axes:
+        R = axis_take(R, ax, np.arange(m.shape[ax])[::-1], what)
+    return R.copy() if R is m else R
+
+
+@implements(np.roll)
+def _np_roll(a: Any, shift: Any, axis: Any = None) -> CodistArray:
+    what = "roll"
+    if axis is None:
+        flat = _flat(a, what)
+        R = axis_take(flat, 0, np.roll(np.arange(flat.shape[0]), shift), what)
+        return R if a.ndim == 1 else reshape_to(R, tuple(a.shape), "C", what)
+    probe = np.roll(np.broadcast_to(np.zeros((), np.int8), (1,) * a.ndim), shift, axis)  # numpy's checks
+    del probe
+    shifts = dict.fromkeys(range(a.ndim), 0)
+    for sh, ax in np.broadcast(shift, axis):
+        shifts[int(ax) % a.ndim] += int(sh)
+    R = a
+    for ax, sh in shifts.items():
+        if a.shape[ax] and sh % a.shape[ax]:
+            R = axis_take(R, ax, np.roll(np.arange(a.shape[ax]), sh), what)
+    return R.copy() if R is a else R
