@@ -34,7 +34,7 @@ from .base import CodistArray
 from .layout import is1d, labs_of, local_sel
 from .registry import implements
 from .reshape import reshape_to
-from .shapes import expand_axes, proxy
+from .shapes import bounds, expand_axes, proxy
 from .transfer import redistribute, redistribute_into
 
 __all__ = ["concat", "expand", "cat", "horzcat", "vertcat"]
@@ -83,7 +83,7 @@ def concat(arrays: Sequence, axis: Any = 0, dtype: Any = None, casting: str = "s
     shape[axis] = sum(a.shape[axis] for a in arrays)
     S = tuple(shape)
     back = None
-    c = like._codist
+    c: Any = like._codist
     if is1d(c):
         d = c.Dimension - 1
         out_codist = codistributor1d(d + 1, c.Partition, S) if d != axis else codistributor1d(d + 1).complete(S, n)
@@ -92,17 +92,17 @@ def concat(arrays: Sequence, axis: Any = 0, dtype: Any = None, casting: str = "s
         d = 1 - axis
         out_codist = codistributor1d(d + 1).complete(S, n)
     out = np.empty(out_codist.localShape(lab, n), dtype=rtype)
-    bounds = np.concatenate(([0], np.cumsum(out_codist.Partition))).astype(np.int64)
+    starts = bounds(out_codist.Partition)
     offset = 0
     for a in arrays:
         k = a.shape[axis]
         region = [slice(None)] * len(S)
         if d == axis:
-            part = [max(0, min(int(bounds[p + 1]), offset + k) - max(int(bounds[p]), offset)) for p in range(n)]
-            lo = max(int(bounds[lab - 1]), offset) - int(bounds[lab - 1])
+            part = [max(0, min(int(starts[p + 1]), offset + k) - max(int(starts[p]), offset)) for p in range(n)]
+            lo = max(int(starts[lab - 1]), offset) - int(starts[lab - 1])
             region[axis] = slice(lo, lo + part[lab - 1])
         else:
-            part = list(out_codist.Partition)
+            part = list(out_codist.Partition or ())
             region[axis] = slice(offset, offset + k)
         target = codistributor1d(d + 1, part, tuple(a.shape))
         view = out[tuple(region)]

@@ -27,7 +27,7 @@ from .join import concat
 from .layout import is1d, labs_of
 from .registry import implements
 from .reshape import reshape_to
-from .shapes import expand_axes
+from .shapes import bounds, expand_axes
 from .transfer import gather, redistribute
 
 __all__ = ["axis_take"]
@@ -48,7 +48,7 @@ def axis_take(D: CodistArray, axis: int, index: np.ndarray, what: str) -> Codist
     module's docstring)."""
     index = np.asarray(index, dtype=np.intp)
     lab, n = labs_of(D, what)
-    c = D._codist
+    c: Any = D._codist
     if not is1d(c):  # 2dbc
         other = codistributor1d(2 - axis)
         R = axis_take(redistribute(D, other), axis, index, what)
@@ -63,12 +63,11 @@ def axis_take(D: CodistArray, axis: int, index: np.ndarray, what: str) -> Codist
     if n == 1:
         return type(D)._from_local(np.take(D._local, index, axis=axis), dst)
     _check_same(index, what)
-    sb = np.concatenate(([0], np.cumsum(c.Partition))).astype(np.intp)
-    db = np.concatenate(([0], np.cumsum(dst.Partition))).astype(np.intp)
+    sb, db = bounds(c.Partition), bounds(dst.Partition)
     out = np.empty(dst.localShape(lab, n), dtype=D.dtype)
     row = math.prod(s for e, s in enumerate(S) if e != axis) * D.dtype.itemsize
     me = lab - 1
-    sends: list = [None] * n
+    sends: list[Any] = [None] * n
     for q in range(n):
         want = index[db[q]:db[q + 1]]
         mine = want[(want >= sb[me]) & (want < sb[me + 1])] - sb[me]
@@ -93,7 +92,7 @@ def axis_take(D: CodistArray, axis: int, index: np.ndarray, what: str) -> Codist
 
 
 def _put(out: np.ndarray, axis: int, at: np.ndarray, rows: np.ndarray) -> None:
-    key = [slice(None)] * out.ndim
+    key: list[Any] = [slice(None)] * out.ndim
     key[axis] = at
     out[tuple(key)] = rows
 
@@ -153,7 +152,7 @@ def _np_insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> CodistArray
     slab_shape[axis] = numnew
     slab = np.empty(slab_shape, dtype=arr.dtype)
     slab[...] = V
-    joined = concat([arr, slab], axis, what=what)
+    joined = concat([arr, slab], axis, dtype=arr.dtype, what=what)  # insert keeps the byte order
     return axis_take(joined, axis, where, what)
 
 

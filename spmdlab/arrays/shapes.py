@@ -25,13 +25,18 @@ from .registry import implements
 from .reshape import transpose_axes
 from .transfer import redistribute
 
-__all__ = ["proxy", "any_layout", "expand_axes", "move_axes", "to_1d"]
+__all__ = ["proxy", "any_layout", "bounds", "expand_axes", "move_axes", "to_1d"]
 
 
 def proxy(x: Any) -> np.ndarray:
     """A read-only stand-in of ``x``'s shape and dtype that holds no memory, for numpy's
     own argument checks."""
     return np.broadcast_to(np.zeros((), dtype=x.dtype), tuple(x.shape))
+
+
+def bounds(partition: Any) -> np.ndarray:
+    """``[0, p1, p1 + p2, ...]``: where each lab's part of a 1d layout starts (and the end)."""
+    return np.concatenate(([0], np.cumsum(np.asarray(partition, dtype=np.intp)))).astype(np.intp)
 
 
 def any_layout(fn: Any) -> Any:
@@ -63,7 +68,7 @@ def expand_axes(D: CodistArray, axis: Any) -> CodistArray:
     shape = np.expand_dims(proxy(D), axis).shape  # numpy's checks and errors
     D = to_1d(D)
     lab, n = labs_of(D, "expand_dims")
-    c = D._codist
+    c: Any = D._codist
     ndim = len(shape)
     given = axis if isinstance(axis, (tuple, list)) else (axis,)
     new = {operator.index(a) % ndim for a in given}
@@ -104,7 +109,7 @@ def _np_diagonal(a: Any, offset: Any = 0, axis1: Any = 0, axis2: Any = 1) -> Cod
     ax1, ax2 = (operator.index(x) % a.ndim for x in (axis1, axis2))
     D = to_1d(a)
     lab, n = labs_of(D, "diagonal")
-    c = D._codist
+    c: Any = D._codist
     k = c.Dimension - 1
     local = np.diagonal(D._local, offset, ax1, ax2)
     if k not in (ax1, ax2):
@@ -112,14 +117,14 @@ def _np_diagonal(a: Any, offset: Any = 0, axis1: Any = 0, axis2: Any = 1) -> Cod
         return type(D)._from_local(local.copy(), codistributor1d(newk + 1, c.Partition, shape))
     N1, N2 = D.shape[ax1], D.shape[ax2]
     lo, hi = max(0, -offset), min(N1, N2 - offset)  # the rows (along axis1) the diagonal meets
-    bounds = np.concatenate(([0], np.cumsum(c.Partition))).astype(int)
+    starts = bounds(c.Partition)
     counts = []
     for p in range(n):
-        s, e = int(bounds[p]), int(bounds[p + 1])
+        s, e = int(starts[p]), int(starts[p + 1])
         if k == ax2:
             s, e = s - offset, e - offset
         counts.append(_diag_run(s, e, lo, hi)[1])
-    s = int(bounds[lab - 1])
+    s = int(starts[lab - 1])
     local = np.diagonal(D._local, offset + s if k == ax1 else offset - s, ax1, ax2)
     local = local[..., :counts[lab - 1]]  # an empty part: numpy's diagonal of it may be longer
     return type(D)._from_local(local.copy(), codistributor1d(len(shape), counts, shape))
@@ -193,7 +198,7 @@ def _stand_in(x: Any) -> Any:
 
 @implements(np.copyto)
 @any_layout
-def _np_copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -> None:
+def _np_copyto(dst: Any, src: Any, casting: Any = "same_kind", where: Any = True) -> None:
     """``dst[...] = src`` (or ``where(where, src, dst)``) through ``D[...] = v``, which writes
     into ``dst``'s own arrays in any layout; numpy's casting and shape checks first."""
     if not isinstance(dst, CodistArray):
@@ -218,9 +223,9 @@ def _np_copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True
     elif isinstance(where, np.ndarray) and where.ndim == 0:
         return
     else:
-        value = np.where(where, src, dst)
+        value = np.where(where, src, dst)  # type: ignore[call-overload]
     if isinstance(value, CodistArray) and value.dtype != dst.dtype:
         value = value.astype(dst.dtype)
     elif not isinstance(value, CodistArray):
         value = np.asarray(value).astype(dst.dtype, copy=False)
-    dst[...] = value
+    dst[...] = value  # type: ignore[index]  # a codistributed array: ops.__setitem__
