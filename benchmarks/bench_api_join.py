@@ -32,12 +32,13 @@ import spmdlab
 def _lab_setup(mb: int, shape_n: int) -> bool:
     import builtins
 
-    from spmdlab import codistributed
+    from spmdlab import codistributed, codistributor1d, redistribute
 
     rows = mb * 2**20 // 8 // 1000
-    A = codistributed.rand(rows, 1000, seed=1)
-    B = codistributed.rand(rows, 1000, seed=2)
-    S = codistributed.rand(shape_n // 1000, 1000, seed=3)
+    by_rows = codistributor1d(1)
+    A = redistribute(codistributed.rand(rows, 1000, seed=1), by_rows)
+    B = redistribute(codistributed.rand(rows, 1000, seed=2), by_rows)
+    S = redistribute(codistributed.rand(shape_n // 1000, 1000, seed=3), by_rows)
     builtins._bench_join = {"A": A, "B": B, "S": S}
     return True
 

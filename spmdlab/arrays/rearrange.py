@@ -106,7 +106,8 @@ def _take(x: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
 
 def _put(out: np.ndarray, axis: int, at: np.ndarray, rows: np.ndarray) -> None:
     key: list[Any] = [slice(None)] * out.ndim
-    key[axis] = at
+    contiguous = at.size and int(at[-1]) - int(at[0]) + 1 == at.size
+    key[axis] = slice(int(at[0]), int(at[-1]) + 1) if contiguous else at  # a run: a strided copy
     out[tuple(key)] = rows
 
 
