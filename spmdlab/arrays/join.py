@@ -7,7 +7,9 @@ input the dimension that is not joined, the result then moved back to its 2dbc l
 Each lab's part of the result is one contiguous block along ``d``, and each input
 fills one region of it: the input is redistributed straight into that region
 (``transfer.redistribute_into``: the staging window or one ``Alltoallv``, as
-``redistribute``), with the partition the region implies:
+``redistribute``; or, when every region is a contiguous slab, as for arrays by rows, one
+``Isend``/``Irecv`` per pair of labs that share rows, nothing packed), with the partition
+the region implies:
 
 - joined along ``d``: the result takes the default partition, and input ``i``
   (at offset ``o_i``) gets partition ``|range_p ∩ [o_i, o_i + n_i)|`` on lab ``p``;
@@ -23,14 +25,16 @@ shape, axis and casting errors are numpy's own, on every lab alike.
 """
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from ..lab import lazy_comm as comm
 from ..layouts.codistributor import codistributor1d, codistributor2dbc
-from .base import CodistArray
+from .base import CodistArray, here
 from .layout import is1d, labs_of, local_sel
 from .registry import implements
 from .reshape import reshape_to
@@ -38,6 +42,8 @@ from .shapes import bounds, expand_axes, proxy
 from .transfer import redistribute, redistribute_into
 
 __all__ = ["concat", "expand", "cat", "horzcat", "vertcat"]
+
+_TAG = 21
 
 
 def _is_codist(x: Any) -> bool:
@@ -59,6 +65,40 @@ def numpy_check(fn: Any, arrays: list, **kw: Any) -> np.dtype:
     except Exception:
         fn([proxy(a) for a in arrays], **kw)  # the same error with the real shapes in its message
         raise
+
+
+def _move_slabs(a: CodistArray, part: list, view: np.ndarray, d: int, what: str) -> bool:
+    """``redistribute_into`` for an input 1d along the joined dimension ``d`` when every
+    region is one contiguous slab (the dimensions before ``d`` have length 1): each slab
+    goes straight from its lab's part into the receiving lab's result with one
+    ``Isend``/``Irecv`` pair, nothing packed (as ``updateHalos``). False (nothing done)
+    otherwise."""
+    c: Any = a._codist
+    local = a._local
+    if not is1d(c) or c.Dimension - 1 != d or math.prod(a.shape[:d]) != 1 or not local.flags.c_contiguous \
+            or not view.flags.c_contiguous:
+        return False
+    lab, n = here()
+    me = lab - 1
+    sb, tb = bounds(c.Partition), bounds(part)
+    lead = (slice(None),) * d
+    mpi = comm.private_comm(what)
+    BYTE = comm.MPI.BYTE
+    requests = []
+    for p in range(n):  # receives first, then sends
+        lo, hi = max(sb[p], tb[me]), min(sb[p + 1], tb[me + 1])
+        if hi > lo and p != me:
+            requests.append(mpi.Irecv([view[lead + (slice(lo - tb[me], hi - tb[me]),)], BYTE], p, _TAG))
+    for q in range(n):
+        lo, hi = max(sb[me], tb[q]), min(sb[me + 1], tb[q + 1])
+        if hi > lo:
+            src = local[lead + (slice(lo - sb[me], hi - sb[me]),)]
+            if q == me:
+                np.copyto(view[lead + (slice(lo - tb[me], hi - tb[me]),)], src)
+            else:
+                requests.append(mpi.Isend([src, BYTE], q, _TAG))
+    comm.wait_every(requests, what, keep=(local, view))
+    return True
 
 
 def _as_input(x: Any) -> Any:
@@ -108,7 +148,9 @@ def concat(arrays: Sequence, axis: Any = 0, dtype: Any = None, casting: str = "s
         view = out[tuple(region)]
         if _is_codist(a):
             if a.size:
-                redistribute_into(a if a.dtype == rtype else a.astype(rtype), target, view, what)
+                src = a if a.dtype == rtype else a.astype(rtype)
+                if n == 1 or not _move_slabs(src, part, view, d, what):
+                    redistribute_into(src, target, view, what)
         elif view.size:
             np.copyto(view, a[local_sel(target, lab, n)], casting="unsafe")
         offset += k
