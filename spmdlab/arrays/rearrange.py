@@ -7,8 +7,10 @@ Along an axis that is not distributed (1d layouts) the take is local and the lay
 kept. Along the distributed axis each lab knows, from the index and the two partitions,
 which of its rows every lab needs: ONE ``Alltoallv`` of packed rows moves them (the
 scatter of PETSc's ``VecScatter`` with a general index set; the index must be the same
-on every lab, checked with an 8-byte digest). The result is then 1d along that axis,
-default partition. A 2dbc array is moved to 1d along the other axis first and back after.
+on every lab, checked with an 8-byte digest); when rows are contiguous slabs (arrays by
+rows), the same scatter point to point, unpacked (VecScatter's MPI_Isend/Irecv variant).
+The result is then 1d along that axis, default partition. A 2dbc array is moved to 1d
+along the other axis first and back after.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
+from ..lab import lazy_comm as comm
 from ..layouts.codistributor import codistributor1d, codistributor2dbc
 from .base import CodistArray
 from .collectives import Exchange, allgather
@@ -31,6 +34,8 @@ from .shapes import bounds, expand_axes
 from .transfer import gather, redistribute
 
 __all__ = ["axis_take"]
+
+_TAG = 22
 
 
 def _check_same(index: np.ndarray, what: str) -> None:
@@ -65,6 +70,9 @@ def axis_take(D: CodistArray, axis: int, index: np.ndarray, what: str) -> Codist
     _check_same(index, what)
     sb, db = bounds(c.Partition), bounds(dst.Partition)
     out = np.empty(dst.localShape(lab, n), dtype=D.dtype)
+    if math.prod(S[:axis]) == 1 and D._local.flags.c_contiguous:
+        _exchange_slabs(D._local, out, index, sb, db, axis, lab, what)
+        return type(D)._from_local(out, dst)
     row = math.prod(s for e, s in enumerate(S) if e != axis) * D.dtype.itemsize
     me = lab - 1
     sends: list[Any] = [None] * n
@@ -89,6 +97,49 @@ def axis_take(D: CodistArray, axis: int, index: np.ndarray, what: str) -> Codist
             shape_p[axis] = at.size
             _put(out, axis, at, chunks[p].view(D.dtype).reshape(shape_p))
     return type(D)._from_local(out, dst)
+
+
+def _exchange_slabs(local: np.ndarray, out: np.ndarray, index: np.ndarray, sb: np.ndarray, db: np.ndarray,
+                    axis: int, lab: int, what: str) -> None:
+    """The exchange of ``axis_take`` when rows along ``axis`` are contiguous slabs (the
+    dimensions before it have length 1): point to point, each lab's rows sent as they are
+    taken (a view for a run in order) and received straight into the result where they
+    land as one run (else into a buffer, then put); nothing packed into one send buffer."""
+    me = lab - 1
+    n = len(sb) - 1
+    lead = (slice(None),) * axis
+    mpi = comm.private_comm(what)
+    BYTE = comm.MPI.BYTE
+    requests, pending, keep = [], [], []
+    want = index[db[me]:db[me + 1]]
+    owner = np.searchsorted(sb, want, side="right") - 1
+    for p in range(n):
+        at = np.flatnonzero(owner == p) if p != me else np.zeros(0, np.intp)
+        if at.size:
+            if int(at[-1]) - int(at[0]) + 1 == at.size:
+                buf = out[lead + (slice(int(at[0]), int(at[-1]) + 1),)]
+            else:
+                shape_p = list(out.shape)
+                shape_p[axis] = at.size
+                buf = np.empty(shape_p, out.dtype)
+                pending.append((at, buf))
+            requests.append(mpi.Irecv([buf, BYTE], p, _TAG))
+    for q in range(n):
+        w = index[db[q]:db[q + 1]]
+        sel = (w >= sb[me]) & (w < sb[me + 1])
+        mine = w[sel] - sb[me]
+        if not mine.size:
+            continue
+        run = bool((np.diff(mine) == 1).all())
+        rows = local[lead + (slice(int(mine[0]), int(mine[-1]) + 1),)] if run else _take(local, mine, axis)
+        if q == me:
+            _put(out, axis, np.flatnonzero(sel), rows)
+        else:
+            keep.append(rows)
+            requests.append(mpi.Isend([rows, BYTE], q, _TAG))
+    comm.wait_every(requests, what, keep=(out, local, *keep, *[b for _, b in pending]))
+    for at, buf in pending:
+        _put(out, axis, at, buf)
 
 
 def _take(x: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
