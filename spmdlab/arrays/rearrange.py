@@ -70,8 +70,8 @@ def axis_take(D: CodistArray, axis: int, index: np.ndarray, what: str) -> Codist
     _check_same(index, what)
     sb, db = bounds(c.Partition), bounds(dst.Partition)
     out = np.empty(dst.localShape(lab, n), dtype=D.dtype)
-    if math.prod(S[:axis]) == 1 and D._local.flags.c_contiguous:
-        _exchange_slabs(D._local, out, index, sb, db, axis, lab, what)
+    if math.prod(S[:axis]) == 1:  # the same answer on every lab
+        _exchange_slabs(np.ascontiguousarray(D._local), out, index, sb, db, axis, lab, what)
         return type(D)._from_local(out, dst)
     row = math.prod(s for e, s in enumerate(S) if e != axis) * D.dtype.itemsize
     me = lab - 1

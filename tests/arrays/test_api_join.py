@@ -297,3 +297,14 @@ def test_joins_agree_with_numpy(pools, n):
 @fuzz.budget()
 def test_joins_agree_with_numpy_at_the_client(case):
     assert fuzz.check_case(case, OPS) == [], case
+
+
+def test_transposed_parts_take_the_same_path_on_every_lab(pools):
+    """A transposed array's parts are Fortran-ordered except on a lab holding one row: the
+    labs must still choose the same exchange (a contiguity test per lab would hang)."""
+    with spmd(pool=pools(3), timeout=60):
+        T = codistributed(np.arange(12.0).reshape(3, 4), codistributor1d(2, [3, 1, 0])).T
+        C = gather(np.concatenate([T, T]))
+        F = gather(np.flip(T, 0))
+    X = np.arange(12.0).reshape(3, 4).T
+    assert np.array_equal(C[1], np.concatenate([X, X])) and np.array_equal(F[3], np.flip(X, 0))
