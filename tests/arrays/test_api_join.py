@@ -308,3 +308,13 @@ def test_transposed_parts_take_the_same_path_on_every_lab(pools):
         F = gather(np.flip(T, 0))
     X = np.arange(12.0).reshape(3, 4).T
     assert np.array_equal(C[1], np.concatenate([X, X])) and np.array_equal(F[3], np.flip(X, 0))
+
+
+def test_an_index_that_differs_between_labs_is_one_error(pools):
+    """np.delete(D, labindex()) along the distributed axis: the labs would build different
+    results; one ValueError on every lab names it instead."""
+    with pytest.raises(SpmdError) as info:
+        with spmd(pool=pools(3), timeout=60):
+            R = np.delete(codistributed(np.arange(12.0)), spmdlab.labindex())
+    text = str(info.value)
+    assert text.startswith("Error detected on labs 1-3") and "differ between labs" in text, text
