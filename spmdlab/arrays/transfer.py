@@ -24,7 +24,7 @@ from .collectives import EMPTY_BYTES, as_bytes, check_agree
 from .layout import concatenates, default_layout
 from .reshard import reshard
 
-__all__ = ["redistribute", "gather"]
+__all__ = ["redistribute", "redistribute_into", "gather"]
 
 
 
@@ -52,14 +52,25 @@ def redistribute(D: Any, codist: Codistributor | None = None) -> Any:
         return reshard(D, target, what)  # halos, blocks, chunk maps, modes
     if target == src:
         return D.copy()
-    local = D._local
     new = np.empty(target.localShape(lab, n), dtype=D.dtype)
-    moves = _moves(src, target, n, lab)
+    redistribute_into(D, target, new, what)
+    return type(D)._from_local(new, target)
+
+
+def redistribute_into(D: CodistArray, target: Codistributor, new: np.ndarray, what: str = "redistribute") -> None:
+    """This lab's part of ``D`` (plain layout, replica mode) in the plain layout ``target``
+    (complete, of D's shape), written into ``new`` (of the part's shape; a view into a
+    larger array is fine): the moves of ``redistribute``, without its checks."""
+    lab, n = here()
+    local = D._local
+    if target == D._codist:
+        np.copyto(new, local)
+        return
+    moves = _moves(D._codist, target, n, lab)
     moves.keep.run(new, local)
     if n == 1 or _exchange_shared(new, local, moves, lab, what):
-        return type(D)._from_local(new, target)
+        return
     _exchange_alltoallv(new, local, moves, lab, what)
-    return type(D)._from_local(new, target)
 
 
 class _Moves(NamedTuple):

@@ -89,6 +89,9 @@ ARRAY_LAYERS = [
     {"elementwise"},
     {"reductions"},
     {"reshape"},
+    {"shapes"},  # issue 21: *_like, copyto, swapaxes, moveaxis, expand_dims, diagonal
+    {"join"},  # issue 21: concatenate, stack, ...
+    {"rearrange"},  # issue 21: delete, insert, repeat, tile, flip, roll
     {"indexing", "matmul"},
     {"creation"},
     {"ops", "habits"},
@@ -161,6 +164,7 @@ ADDED_NAMES = {
     "pcg", "gmres", "bicgstab", "bicg", "cgs", "minres", "lsqr", "jacobi", "ilu", "ichol",
     # the seed systems' last gaps (issue 24): pbdMPI's comm.print, Dagger's AutoBlocks, CuPy's index maps
     "labprint", "AutoBlocks", "make_2d_index_map",
+    "cat", "horzcat", "vertcat",  # joining (issue 21)
 }
 
 
