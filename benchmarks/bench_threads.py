@@ -54,8 +54,7 @@ def lab_times(n: int, threads: int, repeat: int, rounds: int) -> dict:
                 del r
             out[name].append(statistics.median(times))
     out["actual"] = spmdlab.get_autothread_actual()
-    out["part_mib"] = D.getLocalPart().nbytes / 2 ** 20 if hasattr(D, "getLocalPart") else \
-        spmdlab.getLocalPart(D).nbytes / 2 ** 20
+    out["part_mib"] = spmdlab.getLocalPart(D).nbytes / 2 ** 20
     out["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
 

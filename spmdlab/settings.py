@@ -199,7 +199,8 @@ def requested_size(first: Any, size: Any) -> Any:
         return size
     if first.lower() == "threads":
         raise ValueError("parpool('Threads'): spmdlab's labs are processes (one MPI job), there is no "
-                         "thread pool; parpool(n) starts n labs")
+                         "thread pool of workers; parpool(n) starts n labs, and parpool(n, threads=t) "
+                         "splits large operations inside each lab over t threads")
     raise ValueError(f"spmdlab has no cluster profile {first!r}: parpool(n) or parpool('local', n) starts n labs "
                      "on this machine; for labs on other machines give the launcher settings, e.g. "
                      "parpool(8, host='0.0.0.0', mpiexec_args=['-f', 'hosts']) (README: Beyond one machine)")

@@ -12,6 +12,8 @@ import sys
 import cloudpickle
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import spmdlab
 from spmdlab import (
@@ -266,3 +268,57 @@ def test_arrays_at_the_distribute_size_spread():
         assert distributed.zeros(10, pool=pool).numlabs_used == 2  # 10 x 10
         assert distributed(np.ones((10, 10)), pool=pool).numlabs_used == 2
         assert distributed(np.ones((9, 11)), pool=pool).numlabs_used == 1
+
+
+# --------------------------------------------------------------------------- the split itself, no MPI
+@pytest.fixture
+def local_threads():
+    """The client's own arrays.threads state (what a lab has), restored afterwards."""
+    from spmdlab.arrays import threads
+
+    before = threads.targ(), threads.size()
+    yield threads
+    threads.set_targ(before[0])
+    threads.set_size(before[1])
+
+
+shapes = st.lists(st.integers(1, 70), min_size=1, max_size=3).map(tuple)
+
+
+@pytest.mark.nompi
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shape=shapes, targ=st.integers(1, 5), bcast=st.integers(0, 2), seed=st.integers(0, 2 ** 16))
+def test_elementwise_pieces_are_bitwise_the_unsplit_result(local_threads, shape, targ, bcast, seed):
+    local_threads.set_targ(targ)
+    local_threads.set_size(0)
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape)
+    y = rng.standard_normal(shape[bcast % len(shape):] if bcast else shape)  # broadcasting from the right
+    for fn, args in [(np.add, (x, y)), (np.sin, (x,)), (np.divmod, (x, 0.7)), (np.where, (x > 0, x, y)),
+                     (lambda a, b: np.hypot(a, b) * 2, (x, y))]:
+        want = fn(*args)
+        got = local_threads.apply(fn, args)
+        for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+            assert same_bits(g, w), (fn, shape)
+    out = np.empty(shape)
+    local_threads.apply(np.multiply, (x, 3.0), (out,))
+    assert same_bits(out, x * 3.0)
+    assert local_threads.actual() == min(targ, max(shape))
+
+
+@pytest.mark.nompi
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shape=shapes, targ=st.integers(1, 5), axes=st.sets(st.integers(0, 2)), seed=st.integers(0, 2 ** 16))
+def test_reduction_pieces_agree_with_numpy(local_threads, shape, targ, axes, seed):
+    local_threads.set_targ(targ)
+    local_threads.set_size(0)
+    x = np.random.default_rng(seed).random(shape) + 0.5
+    ax = tuple(sorted(a for a in axes if a < len(shape))) or None
+    for fn, combine in [(np.sum, np.add), (np.max, np.maximum), (np.min, np.minimum), (np.prod, np.multiply)]:
+        data = x if fn is not np.prod else 1 + (x - 1) * 1e-3
+        want = fn(data) if ax is None else fn(data, axis=ax, keepdims=True)
+        got = local_threads.reduce(fn, data, ax, {}, combine)
+        assert np.shape(got) == np.shape(want)
+        assert np.allclose(got, want, rtol=1e-12, atol=0), (fn, shape, ax)
+        if fn in (np.max, np.min):
+            assert np.array_equal(got, want)
