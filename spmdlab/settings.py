@@ -31,7 +31,7 @@ from typing import Any
 from .errors import PoolError
 
 __all__ = ["Settings", "load", "requested_size", "LOCAL_PROFILES", "check_threads", "check_size", "cpu_cores",
-           "labs_here"]
+           "labs_here", "blas_threads_started"]
 
 _ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "num_labs": ("SPMDLAB_NUM_LABS", int),
@@ -163,6 +163,12 @@ def cpu_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
+
+
+def blas_threads_started() -> int:
+    """The BLAS thread count this process started with (``lab_environment`` set it), 0 if unknown."""
+    value = os.environ.get(_BLAS_ONLY[0], "")
+    return int(value) if value.isdigit() else 0
 
 
 def labs_here(fallback: int) -> int:

@@ -47,8 +47,9 @@ class _State:
         self.size = s.autothread_size
         self.actual = 1
         self.pool: ThreadPoolExecutor | None = None
-        self.blas_done = 0
-        self.blas_fixed = s.blas_threads is not None  # SPMDLAB_BLAS_THREADS given: BLAS keeps it
+        self.blas_done = settings.blas_threads_started()  # the lab's environment set BLAS's count
+        # SPMDLAB_BLAS_THREADS given: BLAS keeps it; the client's BLAS is the user's
+        self.blas_fixed = s.blas_threads is not None or not _runtime.on_lab
 
 
 _the: _State | None = None

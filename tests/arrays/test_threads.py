@@ -167,6 +167,11 @@ def test_blas_and_fft_use_the_lab_thread_count(pools):
     assert list(spmd_run(blas_and_fft, 1, pool=pool)) == [([1], 1, True)]
 
 
+def test_spmdlab_blas_threads_keeps_blas_fixed():
+    with spmdlab.Pool(1, threads=2, blas_threads=1) as pool:  # SPMDLAB_BLAS_THREADS=1
+        assert list(spmd_run(blas_and_fft, 2, pool=pool)) == [([1], 2, True)]
+
+
 # --------------------------------------------------------------------------- settings
 def test_environment_variables_take_effect_in_a_new_pool(monkeypatch):
     monkeypatch.setenv("SPMDLAB_AUTOTHREAD_TARG", "3")
