@@ -16,6 +16,13 @@ from .client.distributed import distributed, isdistributed
 from .client.habits import delete
 from .client.pool import Pool, gcp, parpool
 from .client.spmd import spmd, spmd_run
+from .client.threads import (
+    get_autothread_actual,
+    get_autothread_size,
+    get_autothread_targ,
+    set_autothread_size,
+    set_autothread_targ,
+)
 
 # (through the module spmdlab.codistributed, so that importing that module later cannot
 # rebind the name spmdlab.codistributed from the class to the module)
@@ -78,6 +85,9 @@ _NUMERICS = ("fft", "fft2", "fftn", "ifft", "ifft2", "ifftn",
 __all__ = [
     # pools and blocks
     "Pool", "gcp", "parpool", "delete", "spmd", "spmd_run",
+    # threads inside each lab (PDL's auto-threading)
+    "set_autothread_targ", "set_autothread_size", "get_autothread_targ", "get_autothread_size",
+    "get_autothread_actual",
     # values on the labs
     "Composite", "NoDataError", "exist",
     # the lab API

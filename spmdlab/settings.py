@@ -6,10 +6,13 @@
 | ``SPMDLAB_MPIEXEC`` | launcher command (may hold arguments, e.g. ``srun --mpi=pmi2``) | ``mpiexec`` next to ``sys.executable``, else on ``PATH`` |
 | ``SPMDLAB_MPIEXEC_ARGS`` | extra launcher arguments (``-f hosts``) | none |
 | ``SPMDLAB_HOST`` | listen on TCP at this address so labs on other hosts can connect (``0.0.0.0``/``::``: every interface, labs told this machine's name; IPv6 literals work) | local AF_UNIX socket |
-| ``SPMDLAB_BLAS_THREADS`` | BLAS/OpenMP threads per lab | 1 |
+| ``SPMDLAB_BLAS_THREADS`` | BLAS/OpenMP threads per lab; unset, OpenMP uses 1 and BLAS the lab's thread count (``SPMDLAB_AUTOTHREAD_TARG``) | see left |
 | ``SPMDLAB_START_TIMEOUT`` | seconds to wait for all labs to connect | 60 |
 | ``SPMDLAB_INTERRUPT_GRACE`` | seconds labs get to stop after Ctrl-C before the pool is restarted | 1 |
 | ``SPMDLAB_QUIET`` | ``1``: no "Starting parallel pool ..." line when a block starts the pool, no "running" line | off |
+| ``SPMDLAB_AUTOTHREAD_TARG`` | threads each lab splits a large elementwise operation, ufunc, reduction, BLAS or FFT call over (PDL's ``PDL_AUTOPTHREAD_TARG``; ``parpool(n, threads=t)``) | ``max(1, cores // labs on this machine)``: labs × threads never exceed the cores |
+| ``SPMDLAB_AUTOTHREAD_SIZE`` | local parts below this many mega-elements (10⁶) use one thread (PDL's ``PDL_AUTOPTHREAD_SIZE``) | 1 |
+| ``SPMDLAB_DISTRIBUTE_SIZE`` | a ``distributed`` array of fewer elements built at the client (without a codistributor) stays whole on lab 1; 0 spreads every array | 1000000 |
 | ``SPMDLAB_STAGING_MB`` | largest local part (MB) ``redistribute`` moves through memory the labs of one machine share; the buffer is kept for reuse, 0 turns it off | 64 |
 """
 from __future__ import annotations
@@ -27,7 +30,8 @@ from typing import Any
 
 from .errors import PoolError
 
-__all__ = ["Settings", "load", "requested_size", "LOCAL_PROFILES"]
+__all__ = ["Settings", "load", "requested_size", "LOCAL_PROFILES", "check_threads", "check_size", "cpu_cores",
+           "labs_here", "blas_threads_started"]
 
 _ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "num_labs": ("SPMDLAB_NUM_LABS", int),
@@ -38,7 +42,12 @@ _ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "start_timeout": ("SPMDLAB_START_TIMEOUT", float),
     "interrupt_grace": ("SPMDLAB_INTERRUPT_GRACE", float),
     "staging_mb": ("SPMDLAB_STAGING_MB", float),
+    "autothread_targ": ("SPMDLAB_AUTOTHREAD_TARG", int),
+    "autothread_size": ("SPMDLAB_AUTOTHREAD_SIZE", float),
+    "distribute_size": ("SPMDLAB_DISTRIBUTE_SIZE", float),
 }
+_ALIASES = {"threads": "autothread_targ"}  # parpool(n, threads=t)
+_LOCAL_SIZE_VARS = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE")  # labs on this machine (hydra, Open MPI)
 
 _BLAS_VARS = (
     "OMP_NUM_THREADS",
@@ -48,6 +57,7 @@ _BLAS_VARS = (
     "VECLIB_MAXIMUM_THREADS",
     "NUMEXPR_NUM_THREADS",
 )
+_BLAS_ONLY = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 
 
 @dataclass
@@ -56,14 +66,27 @@ class Settings:
     mpiexec: str | None = None
     mpiexec_args: list[str] = field(default_factory=list)
     host: str | None = None
-    blas_threads: int = 1
+    blas_threads: int | None = None
     start_timeout: float = 60.0
     interrupt_grace: float = 1.0
     staging_mb: float = 64.0
+    autothread_targ: int | None = None
+    autothread_size: float = 1.0
+    distribute_size: float = 1e6
 
     def __post_init__(self) -> None:
         if not self.staging_mb >= 0:
             raise ValueError(f"staging_mb (SPMDLAB_STAGING_MB) must be 0 or more, got {self.staging_mb!r}")
+        if self.autothread_targ is not None:
+            self.autothread_targ = check_threads(self.autothread_targ, "threads (SPMDLAB_AUTOTHREAD_TARG)")
+        self.autothread_size = check_size(self.autothread_size, "SPMDLAB_AUTOTHREAD_SIZE (mega-elements)")
+        self.distribute_size = check_size(self.distribute_size, "SPMDLAB_DISTRIBUTE_SIZE (elements)")
+
+    def lab_threads(self, labs_here: int) -> int:
+        """The thread count of a lab: ``autothread_targ``, else ``max(1, cores // labs_here)``."""
+        if self.autothread_targ is not None:
+            return self.autothread_targ
+        return max(1, cpu_cores() // max(1, labs_here))
 
     def pool_size(self) -> int:
         n = self.num_labs if self.num_labs is not None else (os.cpu_count() or 1)
@@ -98,13 +121,62 @@ class Settings:
     def lab_environment(self) -> dict[str, str]:
         env = dict(os.environ)
         for name in _BLAS_VARS:
-            env[name] = str(self.blas_threads)
+            env[name] = str(self.blas_threads or 1)
+        if self.blas_threads is None:  # BLAS starts with the labs' thread count (arrays.threads keeps it so)
+            for name in _BLAS_ONLY:
+                env[name] = str(self.autothread_targ or (max(1, cpu_cores() // self.pool_size()) if self.is_local()
+                                                         else 1))
+        else:
+            env["SPMDLAB_BLAS_THREADS"] = str(self.blas_threads)
         env["SPMDLAB_STAGING_MB"] = repr(self.staging_mb)  # the labs read it (comm.init)
+        env["SPMDLAB_AUTOTHREAD_SIZE"] = repr(self.autothread_size)  # and these (arrays.threads)
+        if self.autothread_targ is not None:
+            env["SPMDLAB_AUTOTHREAD_TARG"] = str(self.autothread_targ)
         if self.is_local() and "UCX_TLS" not in env and not env.get("MPIR_CVAR_NOLOCAL"):
             # One machine: UCX needs no TCP transport, so the labs open no listening
             # sockets on external interfaces (hydra's own control port cannot be kept local).
             env["UCX_TLS"] = "self,sm"
         return env
+
+
+def check_threads(n: object, what: str = "the thread count") -> int:
+    """A thread count: a whole number, 1 or more."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"{what} must be a whole number of threads, got {type(n).__name__} {n!r}")
+    if n < 1:
+        raise ValueError(f"{what} must be 1 or more, got {n!r}")
+    return int(n)
+
+
+def check_size(size: object, what: str) -> float:
+    """A size threshold: a finite real number, 0 or more."""
+    if isinstance(size, bool) or not isinstance(size, numbers.Real):
+        raise TypeError(f"{what} must be a number, got {type(size).__name__} {size!r}")
+    if not 0 <= float(size) < float("inf"):
+        raise ValueError(f"{what} must be 0 or more (and finite), got {size!r}")
+    return float(size)
+
+
+def cpu_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def blas_threads_started() -> int:
+    """The BLAS thread count this process started with (``lab_environment`` set it), 0 if unknown."""
+    value = os.environ.get(_BLAS_ONLY[0], "")
+    return int(value) if value.isdigit() else 0
+
+
+def labs_here(fallback: int) -> int:
+    """How many labs of the job run on this machine, as the MPI launcher says, else ``fallback``."""
+    for var in _LOCAL_SIZE_VARS:
+        if os.environ.get(var, "").isdigit():
+            return int(os.environ[var])
+    return fallback
 
 
 def check_timeout(timeout: object) -> float | None:
@@ -133,7 +205,8 @@ def requested_size(first: Any, size: Any) -> Any:
         return size
     if first.lower() == "threads":
         raise ValueError("parpool('Threads'): spmdlab's labs are processes (one MPI job), there is no "
-                         "thread pool; parpool(n) starts n labs")
+                         "thread pool of workers; parpool(n) starts n labs, and parpool(n, threads=t) "
+                         "splits large operations inside each lab over t threads")
     raise ValueError(f"spmdlab has no cluster profile {first!r}: parpool(n) or parpool('local', n) starts n labs "
                      "on this machine; for labs on other machines give the launcher settings, e.g. "
                      "parpool(8, host='0.0.0.0', mpiexec_args=['-f', 'hosts']) (README: Beyond one machine)")
@@ -150,8 +223,9 @@ def load(**overrides: Any) -> Settings:
             except ValueError as exc:
                 raise ValueError(f"{var}={raw!r} is not valid: {exc}") from None
     for name, value in overrides.items():
+        name = _ALIASES.get(name, name)
         if name not in _ENV:
-            raise TypeError(f"unknown pool option {name!r}; known: {', '.join(_ENV)}")
+            raise TypeError(f"unknown pool option {name!r}; known: {', '.join([*_ENV, *_ALIASES])}")
         if value is not None:
             values[name] = value
     return Settings(**values)

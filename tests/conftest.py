@@ -21,6 +21,12 @@ TEST_FOLDERS = sorted(where for where, _, files in os.walk(HERE)
                       if any(f.startswith("test_") and f.endswith(".py") for f in files))
 os.environ["PYTHONPATH"] = os.pathsep.join([HERE, *TEST_FOLDERS, *filter(None, [os.environ.get("PYTHONPATH")])])
 
+# Tests of layouts, operations and moves use small arrays and mean them spread over the
+# labs; the default keeps a distributed array under SPMDLAB_DISTRIBUTE_SIZE elements whole
+# on lab 1 (issue 24). The tests' pools spread every array; tests/arrays/test_threads.py
+# checks the default itself with a pool of its own.
+os.environ["SPMDLAB_DISTRIBUTE_SIZE"] = "0"
+
 
 def pytest_collection_modifyitems(items: list) -> None:
     for item in items:

@@ -4,21 +4,54 @@ Module-level, so that pickle sends them by name.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from ..errors import SpmdError
+from ..layouts.base import LayoutBase
+from ..layouts.codistributor import codistributor1d
+from . import threads
 from .array import codistributed
+from .base import complete, numlabs_of
 from .collectives import allgather
 from .transfer import redistribute
 
-__all__ = ["construct", "to_codistributed", "local_rows", "nnz_per_lab"]
+__all__ = ["construct", "to_codistributed", "local_rows", "nnz_per_lab", "placed", "labs_holding",
+           "most_actual"]
 
 
-def construct(name: str, args: tuple, kwargs: dict) -> Any:
-    """``codistributed.<name>(*args, **kwargs)``."""
-    return getattr(codistributed, name)(*args, **kwargs)
+def placed(codist: Any, shape: tuple, n: int, small: float) -> Any:
+    """``codist`` completed for ``shape`` on n labs; with no codist and fewer than ``small``
+    elements (``SPMDLAB_DISTRIBUTE_SIZE``), the default layout with the whole extent on
+    lab 1: spreading a small array costs more in messages than it saves."""
+    if codist is None and n > 1 and 0 < math.prod(shape) < small:
+        default = complete(None, tuple(shape), n)
+        assert isinstance(default, codistributor1d) and default.Dimension is not None
+        dim = default.Dimension
+        return codistributor1d(dim, [shape[dim - 1]] + [0] * (n - 1), tuple(shape))
+    return complete(codist, tuple(shape), n)
+
+
+def labs_holding(codist: Any, n: int) -> int:
+    """How many of the n labs hold a part of an array laid out by ``codist``."""
+    return sum(1 for k in range(1, n + 1) if math.prod(codist.localShape(k, n)) > 0)
+
+
+def construct(name: str, args: tuple, kwargs: dict, small: float = 0) -> Any:
+    """``codistributed.<name>(*args, **kwargs)``; a dense result of fewer than ``small``
+    elements built without a codistributor moves whole to lab 1 (``placed``)."""
+    D = getattr(codistributed, name)(*args, **kwargs)
+    explicit = any(isinstance(v, LayoutBase) for v in (*args, *kwargs.values()))
+    if explicit or not isinstance(D, codistributed) or D._codist != complete(None, D.shape, _numlabs(D)):
+        return D
+    target = placed(None, D.shape, _numlabs(D), small)
+    return D if target == D._codist else redistribute(D, target)
+
+
+def _numlabs(D: codistributed) -> int:
+    return numlabs_of(D._codist)
 
 
 def to_codistributed(value: Any, codist: Any) -> Any:
@@ -37,3 +70,9 @@ def nnz_per_lab(S: Any) -> list[int]:
     """Every lab's number of stored entries of the sparse codistributed matrix ``S`` (one
     allgather; the client's display of a sparse ``distributed``)."""
     return [int(c) for c in allgather(np.array([S.local_nnz()], dtype=np.int64), "nnz")[:, 0]]
+
+
+def most_actual() -> int:
+    """The most threads any lab used in its last operation (``get_autothread_actual`` at the
+    client; one allgather)."""
+    return int(allgather(np.array([threads.actual()], dtype=np.int64), "get_autothread_actual").max())

@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from ..layouts.regions import take
-from . import elision
+from . import elision, threads
 from .adapt import adapted_call, needs_adapting
 from .base import NOVALUE, CodistArray, describe, layout_text
 from .elision import is_temporary, note_result
@@ -84,9 +84,9 @@ def elementwise(what: str, fn: Callable, operands: Sequence, out: Optional[tuple
     codist = base._codist
     locs = [local_operand(x, codist, G, lab, n, what) for x in operands]
     if out is not None:
-        fn(*locs, out=tuple(o._local for o in out))
+        threads.apply(fn, locs, tuple(o._local for o in out))  # split over threads when large
         return out[0] if len(out) == 1 else tuple(out)
-    res = fn(*locs)
+    res = threads.apply(fn, locs)
     if isinstance(res, tuple):
         return tuple(type(base)._from_local(np.asarray(r), codist) for r in res)
     return type(base)._from_local(np.asarray(res), codist)

@@ -14,6 +14,7 @@ import numpy as np
 from ..checks import dim_to_axis
 from ..layouts.codistributor import codistributor1d
 from ..layouts.regions import product_index, sel_len, take
+from . import threads
 from .base import NOVALUE, CodistArray, here, layout_text
 from .collectives import allgather, allreduce, contig
 from .layout import is1d, labs_of, local_sel, replicated_result, sel_global
@@ -147,7 +148,7 @@ def _whole(D, how: str, kw: dict, what: str):
     L = D._local
     fn = _LOCAL_FN[how]
     if L.size:
-        part = np.asarray(fn(L, **kw))
+        part = np.asarray(threads.reduce(fn, L, None, kw, COMBINE_UFUNC[how]))  # threads when large
     else:
         part = np.zeros((), dtype=np.asarray(fn(np.zeros(1, L.dtype), **kw)).dtype)
     vals = allgather(part, what)
@@ -174,14 +175,14 @@ def reduce_along(D: Any, how: str, axis: Any = None, dim: Any = None, kw: dict |
     L = D._local
     fn = _LOCAL_FN[how]
     if is1d(c) and c.Dimension - 1 not in axes:
-        return wrap_local(D, fn(L, axis=axes, keepdims=True, **kw), axes, bool(keepdims))
+        return wrap_local(D, threads.reduce(fn, L, axes, kw, COMBINE_UFUNC[how]), axes, bool(keepdims))
     F = tuple(1 if e in axes else s for e, s in enumerate(G))
     if any(L.shape[e] == 0 for e in axes):
         rdt = np.asarray(fn(np.zeros((1,) * ndim, L.dtype), **kw)).dtype
         local_F = tuple(1 if e in axes else s for e, s in enumerate(L.shape))
         part = np.full(local_F, _identity(how, rdt), dtype=rdt)
     else:
-        part = fn(L, axis=axes, keepdims=True, **kw)
+        part = threads.reduce(fn, L, axes, kw, COMBINE_UFUNC[how])
     full = combine(_embed(part, F, c, lab, n, axes, _identity(how, part.dtype)), how, what)
     return replicated_result(D, full if keepdims else full.reshape(squeeze_shape(G, axes)))
 

@@ -27,10 +27,9 @@ from ..arrays.array import codistributed
 from ..arrays.base import Chunks as _Chunks
 from ..arrays.base import check_codist_arg as _check_codist_arg
 from ..arrays.base import check_dtype as _check_dtype
-from ..arrays.base import complete as _complete
 from ..arrays.base import is_plain as _is_plain
 from ..arrays.base import numlabs_of as _codist_numlabs
-from ..arrays.calls import construct, local_rows, to_codistributed
+from ..arrays.calls import construct, labs_holding, local_rows, placed, to_codistributed
 from ..arrays.io import load as _io_load
 from ..errors import SpmdError, labs_words
 from ..layouts.codistributor import codistributor1d
@@ -304,7 +303,7 @@ class distributed(DistributedHabits):
         if error:
             raise TypeError(f"distributed(X): {error}")
         n = pool.numlabs
-        target = _complete(codist, X.shape, n)
+        target = placed(codist, X.shape, n, pool.settings.distribute_size)  # small: whole on lab 1
         pool.flush_frees()  # a loop of distributed(X) must not keep the dropped arrays
         key = pool.new_key()
         messages = {lab: Set(key, _SendPart(X, _stored(target, lab, n), target)) for lab in range(1, n + 1)}
@@ -407,6 +406,11 @@ class distributed(DistributedHabits):
     @property
     def dtype(self) -> np.dtype:
         return self._dtype
+
+    @property
+    def numlabs_used(self) -> int:
+        """How many labs hold a part (1 for an array below ``SPMDLAB_DISTRIBUTE_SIZE``)."""
+        return labs_holding(self._codist, self._nlabs)
 
     @property
     def ndim(self) -> int:
@@ -536,7 +540,9 @@ class distributed(DistributedHabits):
     @classmethod
     def _construct(cls, name: str, args: tuple, kwargs: dict) -> "distributed":
         pool = kwargs.pop("pool", None)
-        result = _run(construct, (name, args, kwargs), pool=pool)
+        pool = gcp() if pool is None else pool
+        assert pool is not None
+        result = _run(construct, (name, args, kwargs, pool.settings.distribute_size), pool=pool)
         if not isinstance(result, distributed):
             raise TypeError(f"distributed.{name} did not produce a distributed array")
         return result

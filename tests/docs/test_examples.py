@@ -59,7 +59,18 @@ CASES = [
     ("parallel_io", ["--size", "100"], r"100 x 40 dataset over 4 labs; in the 2dbc layout \(blocks of 16 x 16\) "
                                        r"lab 1 read a local part of 52 x 24"),
     ("parallel_io", ["--labs", "2", "--size", "10", "--cols", "3"], r"lab 1 read a local part of 10 x 3"),
+    ("hybrid_threads", ["--labs", "1", "--threads", "2", "--size", "400000"],
+     r"1 lab x 2 threads each[\s\S]*used up to 2 threads per lab \(parts of 400,000 elements"),
+    ("hybrid_threads", ["--labs", "2", "--size", "1200000"],
+     r"distributed\.rand\(4\): 1 lab holds it; distributed of 1,200,000 elements: 2 labs hold it"),
 ]
+
+
+@pytest.fixture(autouse=True)
+def real_defaults(monkeypatch):
+    """The examples run as users run them: conftest's SPMDLAB_DISTRIBUTE_SIZE=0 (which
+    keeps the other tests' small arrays spread) is not theirs."""
+    monkeypatch.delenv("SPMDLAB_DISTRIBUTE_SIZE", raising=False)
 
 
 def run_example(name: str, args: list) -> subprocess.CompletedProcess:

@@ -66,6 +66,13 @@ def ipython_driver(cells: list[str]) -> str:
             "        sys.exit(1)\n")
 
 
+@pytest.fixture(autouse=True)
+def real_defaults(monkeypatch):
+    """The blocks run as users run them: conftest's SPMDLAB_DISTRIBUTE_SIZE=0 (which keeps
+    the other tests' small arrays spread) is not theirs."""
+    monkeypatch.delenv("SPMDLAB_DISTRIBUTE_SIZE", raising=False)
+
+
 @functools.cache
 def run_group(where: str) -> subprocess.CompletedProcess:
     blocks = dict(groups())[where]

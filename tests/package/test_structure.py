@@ -51,7 +51,8 @@ MAY_IMPORT = {
 # The array package reaches the lab package only through its lazy MPI proxy.
 ARRAYS_USE_OF_LAB = {"spmdlab.lab"}
 # The client modules that name lab-side array functions in the calls they send.
-CLIENT_USES_ARRAYS = {"spmdlab.client.distributed", "spmdlab.client.distributed_sparse", "spmdlab.client.preview"}
+CLIENT_USES_ARRAYS = {"spmdlab.client.distributed", "spmdlab.client.distributed_sparse", "spmdlab.client.preview",
+                      "spmdlab.client.threads"}
 
 # Imports inside functions: each (importer, imported) allowed, with its reason. Any other
 # import made inside a function of spmdlab fails test_imports_inside_functions_are_listed.
@@ -80,6 +81,7 @@ HEAVY = ("mpi4py", "scipy", "matplotlib", "IPython", "prompt_toolkit")
 # The array package's own layers, bottom-up: a module imports only from its own or lower layers.
 ARRAY_LAYERS = [
     {"registry", "elision", "blas"},
+    {"threads"},  # threads inside each lab (issue 24): settings and numpy only
     {"base"},
     {"layout"},
     {"collectives", "grid"},
@@ -165,6 +167,9 @@ ADDED_NAMES = {
     # the seed systems' last gaps (issue 24): pbdMPI's comm.print, Dagger's AutoBlocks, CuPy's index maps
     "labprint", "AutoBlocks", "make_2d_index_map",
     "cat", "horzcat", "vertcat",  # joining (issue 21)
+    # threads inside each lab, PDL's auto-threading (issue 24)
+    "set_autothread_targ", "set_autothread_size", "get_autothread_targ", "get_autothread_size",
+    "get_autothread_actual",
 }
 
 

@@ -52,6 +52,7 @@ import scipy.fft as sfft
 from numpy.lib.array_utils import normalize_axis_index
 
 from ...layouts.codistributor import codistributor1d, codistributor2dbc
+from .. import threads
 from ..adapt import check_out_cast
 from ..array import codistributed
 from ..base import here
@@ -124,19 +125,21 @@ def _numlabs_of(codist) -> int:
 
 # --------------------------------------------------------------------------- local kernels
 def _local(kind: str, x: np.ndarray, axis: int, n: int, norm: Optional[str], own: bool) -> np.ndarray:
-    """One 1-D transform of the local part along a local axis (scipy.fft, one thread)."""
+    """One 1-D transform of the local part along a local axis (scipy.fft, the lab's
+    threads when the part is large: arrays.threads)."""
     norm = norm or "backward"
     if x.shape[axis] == 0:  # numpy zero-pads an empty axis
         shape = list(x.shape)
         shape[axis] = 1
         x, own = np.zeros(shape, dtype=x.dtype), True
+    w = threads.fft_workers(x.size)
     if kind == "c2c-":
-        return sfft.fft(x, n, axis, norm, overwrite_x=own, workers=1)
+        return sfft.fft(x, n, axis, norm, overwrite_x=own, workers=w)
     if kind == "c2c+":
-        return sfft.ifft(x, n, axis, norm, overwrite_x=own, workers=1)
+        return sfft.ifft(x, n, axis, norm, overwrite_x=own, workers=w)
     if kind == "r2c":
-        return sfft.rfft(x, n, axis, norm, workers=1)
-    return sfft.irfft(x, n, axis, norm, workers=1)
+        return sfft.rfft(x, n, axis, norm, workers=w)
+    return sfft.irfft(x, n, axis, norm, workers=w)
 
 
 def _vector_step(step: _Step, x: np.ndarray, own: bool, part: List[int],

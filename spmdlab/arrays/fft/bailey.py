@@ -38,6 +38,7 @@ import scipy.fft as sfft
 
 from ...lab import lazy_comm as comm
 from ...layouts.codistributor import codistributor1d
+from .. import threads
 from ..base import here
 from . import exchange as fft_exchange
 from .exchange import move
@@ -113,10 +114,11 @@ def _twiddle(y: np.ndarray, k1_start: int, n2_start: int, n: int, sign: int) -> 
 
 
 def _local_fft(x: np.ndarray, axis: int, sign: int) -> np.ndarray:
-    """Unnormalized DFT along ``axis`` in place where possible (scipy, one thread)."""
+    """Unnormalized DFT along ``axis`` in place where possible (scipy, the lab's threads
+    when the part is large: arrays.threads)."""
     f = sfft.fft if sign < 0 else sfft.ifft
     norm = "backward" if sign < 0 else "forward"  # ifft with "forward": no 1/n
-    return f(x, axis=axis, norm=norm, overwrite_x=True, workers=1)
+    return f(x, axis=axis, norm=norm, overwrite_x=True, workers=threads.fft_workers(x.size))
 
 
 def _rows_part(n1: int, p: int) -> Partition:
