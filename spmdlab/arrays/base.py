@@ -25,7 +25,8 @@ from ..layouts.blocks import codistributorBlocks
 from ..layouts.chunks import codistributorChunks
 from ..layouts.codistributor import Codistributor, Layout, codistributor1d, codistributor2dbc
 
-__all__ = ["NOVALUE", "CODISTRIBUTORS", "MODES", "CodistArray", "here", "numlabs_of", "check_codist_arg",
+__all__ = ["GRID_HOOKS", "on_subgrid_args",
+           "NOVALUE", "CODISTRIBUTORS", "MODES", "CodistArray", "here", "numlabs_of", "check_codist_arg",
            "complete", "check_dtype", "need", "layout_text", "describe", "is_plain", "parts_of", "check_mode", "Chunks",
            "sparse_error", "is_scipy_sparse", "sparse_package", "register_sparse_loader"]
 
@@ -38,6 +39,20 @@ CODISTRIBUTORS = (codistributor1d, codistributor2dbc, codistributorBlocks, codis
 MODES = ("replica", "sum", "max", "min", "prod")
 
 A = TypeVar("A", bound="CodistArray")
+
+# Arrays on a process grid of some labs (``subgrid``, a layer above, fills it in):
+# ``distribute``, ``redistribute``, ``run`` (an operation on sub-grid operands) and
+# ``on_some_labs(codist, numlabs)``.
+GRID_HOOKS: dict[str, Callable] = {}
+
+
+def on_subgrid_args(args: tuple, kwargs: dict) -> bool:
+    """True when an argument (or one inside a list/tuple argument) lives on a sub-grid."""
+    for x in (*args, *kwargs.values()):
+        if getattr(type(x), "_spmdlab_subgrid", False) or \
+                (type(x) in (list, tuple) and any(getattr(type(v), "_spmdlab_subgrid", False) for v in x)):
+            return True
+    return False
 
 
 class Chunks(list):

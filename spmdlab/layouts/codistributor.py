@@ -31,8 +31,8 @@ from .base import (
     runs_text,
 )
 from .blocks import codistributorBlocks
-from .grids import near_square, parse_2dbc
 from .chunks import codistributorChunks
+from .grids import near_square, parse_2dbc
 
 __all__ = ["codistributor1d", "codistributor2dbc", "codistributor", "Codistributor", "Layout", "numroc",
            "Selection", "codistributorBlocks", "codistributorChunks"]

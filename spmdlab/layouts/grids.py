@@ -30,7 +30,8 @@ import numpy as np
 from ..checks import check_numlabs, is_int
 from .blocks import codistributorBlocks
 
-__all__ = ["Grid", "make_grid", "near_square", "parse_2dbc", "pool_blocks", "CONTEXT_FULL", "CONTEXT_ROW", "CONTEXT_COL"]
+__all__ = ["Grid", "make_grid", "near_square", "parse_2dbc", "pool_blocks",
+           "CONTEXT_FULL", "CONTEXT_ROW", "CONTEXT_COL"]
 
 CONTEXT_FULL, CONTEXT_ROW, CONTEXT_COL = 0, 1, 2  # pbdBASE's three ready-made contexts
 
@@ -99,17 +100,21 @@ class Grid:
     def lab_matrix(self) -> np.ndarray:
         """``nprow x npcol`` array of the pool's labs at each grid position (BLACS'
         ``usermap`` of ``blacs_gridmap``)."""
-        order = "C" if self.orientation == "row" else "F"
-        return np.asarray(self.labs, dtype=np.int64).reshape((self.nprow, self.npcol), order=order)
+        flat = np.asarray(self.labs, dtype=np.int64)
+        if self.orientation == "row":
+            return flat.reshape((self.nprow, self.npcol))
+        return flat.reshape((self.npcol, self.nprow)).T.copy()
 
-    def _key(self) -> tuple:
+    @property
+    def key(self) -> tuple:
+        """``(nprow, npcol, labs, orientation)``: what makes two grids the same."""
         return (self.nprow, self.npcol, self.labs, self.orientation)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Grid) and self._key() == other._key()
+        return isinstance(other, Grid) and self.key == other.key
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        return hash(self.key)
 
     def __repr__(self) -> str:
         ctx = "" if self.context is None else f", context={self.context}"
@@ -230,8 +235,6 @@ def pool_blocks(codist: Any, numlabs: int) -> Any:
     grid = codist.Grid
     if grid is None:
         r, c = codist.LabGrid
-        order = "C" if codist.Orientation == "row" else "F"
-        owners = np.arange(1, r * c + 1).reshape((r, c), order=order)
-    else:
-        owners = grid.lab_matrix()
+        grid = Grid(r, c, range(1, r * c + 1), codist.Orientation)
+    owners = grid.lab_matrix()
     return codistributorBlocks(codist.BlockSizes, owners, codist.GlobalSize).complete(codist.GlobalSize, numlabs)

@@ -97,6 +97,7 @@ ARRAY_LAYERS = [
     {"ops", "habits"},
     {"array"},
     {"calls"},
+    {"subgrid"},  # arrays on a process grid of some labs (issue 24): above the array class
     # sparse matrices (issue 25), built on the array class; reached through base.sparse_package
     {"sparse.matrix"},
     {"sparse.exchange", "sparse.move"},
@@ -165,6 +166,8 @@ ADDED_NAMES = {
     # the seed systems' last gaps (issue 24): pbdMPI's comm.print, Dagger's AutoBlocks, CuPy's index maps
     "labprint", "AutoBlocks", "make_2d_index_map",
     "cat", "horzcat", "vertcat",  # joining (issue 21)
+    # process grids (issue 24, pbdBASE's contexts)
+    "grid", "rowgrid", "colgrid", "gridexit",
 }
 
 
