@@ -367,7 +367,8 @@ def _to_pool(D: Any, what: str) -> Any:
     lab, n = here()
     g = D.grid
     member = _usable(g, what)
-    inner, info = D.inner, None
+    inner = D.inner
+    info: tuple | None = None
     if member:
         c = getCodistributor(inner)
         shape = tuple(inner.shape)
@@ -381,7 +382,7 @@ def _to_pool(D: Any, what: str) -> Any:
             info = ("rows", shape, inner.dtype.str, b, None, None)
     kind, shape, dt, bs, labgrid, orient = allgather_objects(info, what)[g.labs[0] - 1]
     if kind == "2dbc":
-        view = pool_blocks(codistributor2dbc(Grid(*labgrid, g.labs, orient), bs, None, shape), n)
+        view = pool_blocks(codistributor2dbc(Grid(labgrid[0], labgrid[1], g.labs, orient), bs, None, shape), n)
     else:
         owners = np.asarray(g.labs, dtype=np.int64).reshape((g.size,) + (1,) * (len(shape) - 1))
         view = codistributorBlocks((bs,) + tuple(max(1, x) for x in shape[1:]), owners, shape).complete(shape, n)
