@@ -79,6 +79,8 @@ def globalIndices(D: Any, dim: int | None = None, lab: int | None = None, *,
     array([6, 7])
     """
     codist: Any
+    if getattr(type(D), "_spmdlab_subgrid", False):
+        return D.globalIndices(dim, lab, axis=axis)  # an array on a sub-grid: lab is a pool lab
     if isinstance(D, CODISTRIBUTORS):
         codist = D
     else:

@@ -207,6 +207,18 @@ class SubgridArray:
             return np.empty((0,) * (self.ndim or 2), dtype=self._dtype or float)
         return getLocalPart(self.inner)
 
+    def globalIndices(self, dim: int | None = None, lab: int | None = None, *, axis: int | None = None) -> np.ndarray:
+        """``globalIndices(D, dim, lab)``: the indices pool lab ``lab`` (default: this lab)
+        stores along ``dim``; empty for a lab outside the grid."""
+        lab = here()[0] if lab is None else lab
+        rank = self.grid.rank_of(lab)
+        if rank is None or self._codist is None:
+            return np.empty(0, dtype=np.int64)
+        c = self._codist
+        if isinstance(c, codistributor2dbc) and c.Grid is not None:
+            c = _plain(c)
+        return c.globalIndices(dim, rank, self.grid.size, axis=axis)
+
     def __len__(self) -> int:
         s = self.shape
         if s is None:

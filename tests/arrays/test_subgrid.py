@@ -23,6 +23,7 @@ from spmdlab import (
     gather,
     getCodistributor,
     getLocalPart,
+    globalIndices,
     labindex,
     numlabs,
     redistribute,
@@ -90,12 +91,15 @@ def two_by_one_case() -> str:
     D = codistributed(A, codistributor2dbc(g, (2, 3)))
     if lab in (1, 2):
         assert not D.holds and getLocalPart(D).size == 0 and D.shape == (7, 5)
+        assert globalIndices(D, 1).size == 0 and globalIndices(D, 1, lab=3).tolist() == [0, 1, 4, 5]
         assert "outside" in repr(D)
         return "outside"
     # only labs 3 and 4 get here: an operation needing labs 1 or 2 would hang (timeout)
     rows = [0, 1, 4, 5] if lab == 3 else [2, 3, 6]
     assert np.array_equal(getLocalPart(D), A[rows, :]), getLocalPart(D)
     assert getCodistributor(D).Grid == g and getCodistributor(D).BlockSize == (2, 3)
+    assert globalIndices(D, 1).tolist() == rows and globalIndices(D, 2, lab=7 - lab).tolist() == [0, 1, 2, 3, 4]
+    assert globalIndices(D, 1, lab=4).tolist() == [2, 3, 6]
     assert np.array_equal(gather(D * 2 + 1), A * 2 + 1)
     assert np.isclose(D.sum(), A.sum()) and np.allclose(gather(np.sum(D, axis=0)), A.sum(axis=0))
     assert np.array_equal(gather(D[1:6, 2:4]), A[1:6, 2:4])
@@ -188,6 +192,8 @@ def numerics_case(labs: list, blocks: tuple) -> str:
     assert np.allclose(gather(D @ D), A @ A)
     assert np.allclose(gather(np.fft.fft2(D)), np.fft.fft2(A))
     assert np.allclose(gather(np.fft.fft(D, axis=0)), np.fft.fft(A, axis=0))
+    assert np.allclose(gather(spmdlab.fft(D, None, 2)), np.fft.fft(A, axis=1))
+    assert np.allclose(gather(spmdlab.ifft2(spmdlab.fft2(D))), A)
     return "ok"
 
 
