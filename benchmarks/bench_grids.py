@@ -6,7 +6,9 @@ in the same run, in turns.
 Rows (medians; each timed from a barrier of the whole block until every lab is done):
 - ``redistribute`` of an n x n float64 matrix from a 2x1 grid on labs 1, 2 to a 1x2 grid
   on labs 3, 4 (blocks 64 -> (32, 128)), against ``redistribute`` of the same matrix
-  between two layouts of the whole pool (2dbc 2x2 -> 1d by columns);
+  between two layouts of the whole pool (2dbc 2x2 -> 1d by columns), and against the
+  floor of any grid-to-grid move: labs 1 and 2 each send their whole part, as one
+  contiguous message, to labs 3 and 4 (raw mpi4py ``Isend``/``Irecv``, no packing);
 - an operation on an array of a 2x1 sub-grid (2 labs; the other labs idle) against the
   same operation on the full 2x2 grid: ``D * 2 + 1``, ``D @ D`` (SUMMA), ``lu(D)``;
 - the same operations on a "sub-grid" of every lab in another order (so every operation
@@ -59,6 +61,19 @@ def on_labs(n: int, repeat: int) -> list:
     ours = timed(lambda: redistribute(Dsub, codistributor2dbc(sub2, (32, 128))))
     base = timed(lambda: redistribute(Dfull, codistributor1d(2)))
     rows.append((f"redistribute {n}x{n}: 2x1 grid (labs 1,2) -> 1x2 grid (labs 3,4) vs 2x2 -> 1d", ours, base))
+    me = c.Get_rank()
+    part = np.ascontiguousarray(Dsub.local) if me < 2 else None
+    sizes = [Dsub.local.nbytes] if me < 2 else [0]
+    sizes = c.allgather(sizes[0])
+    inbox = np.empty(sizes[me - 2], dtype=np.uint8) if me in (2, 3) else None
+
+    def raw() -> None:
+        if me < 2:
+            c.Isend([part, _comm.MPI.BYTE], me + 2, 7).Wait()
+        elif me in (2, 3):
+            c.Irecv([inbox, _comm.MPI.BYTE], me - 2, 7).Wait()
+
+    rows.append((f"redistribute {n}x{n}: 2x1 grid -> 1x2 grid vs the raw floor (whole parts sent)", ours, timed(raw)))
     ops = [("D * 2 + 1", lambda D: D * 2 + 1), ("D @ D", lambda D: D @ D), ("lu(D)", lambda D: spmdlab.lu(D))]
     for name, op in ops:
         base = timed(lambda: op(Dfull))

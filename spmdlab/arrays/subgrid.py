@@ -172,6 +172,9 @@ class SubgridArray:
     def __init__(self, g: Grid, inner: Any, codist: Any = None, dtype: Any = None) -> None:
         self.grid = g
         self.inner = inner
+        # every lab knows the layout and dtype (made by codistributed/redistribute, which give
+        # them; the same on every lab): moving it needs no collective to tell the outside labs
+        self.known = codist is not None
         self._codist = codist if codist is not None else _public_codist(g, inner)
         self._dtype = np.dtype(dtype) if dtype is not None else (None if inner is None else inner.dtype)
 
@@ -243,7 +246,7 @@ class SubgridArray:
         return on_subgrid(getattr(ufunc, method), inputs, kwargs)
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") or name in ("grid", "inner"):
+        if name.startswith("_") or name in ("grid", "inner", "known"):
             raise AttributeError(name)
         found = getattr(codistributed, name, None)
         if found is None:
@@ -381,7 +384,10 @@ def _to_pool(D: Any, what: str) -> Any:
     member = _usable(g, what)
     inner = D.inner
     info: tuple | None = None
-    if member:
+    if D.known:  # the same on every lab: no collective
+        c = D.codistributor
+        info = ("2dbc", c.GlobalSize, np.dtype(D.dtype).str, c.BlockSizes, c.LabGrid, c.Orientation)
+    elif member:
         c = getCodistributor(inner)
         shape = tuple(inner.shape)
         if isinstance(c, codistributor2dbc):
@@ -392,7 +398,10 @@ def _to_pool(D: Any, what: str) -> Any:
             with comm.within(g.comm):
                 inner = redistribute(inner, codistributor1d(1, part, shape))
             info = ("rows", shape, inner.dtype.str, b, None, None)
-    kind, shape, dt, bs, labgrid, orient = allgather_objects(info, what)[g.labs[0] - 1]
+    if not D.known:
+        info = allgather_objects(info, what)[g.labs[0] - 1]
+    assert info is not None
+    kind, shape, dt, bs, labgrid, orient = info
     if kind == "2dbc":
         view = pool_blocks(codistributor2dbc(Grid(labgrid[0], labgrid[1], g.labs, orient), bs, None, shape), n)
     else:
