@@ -250,3 +250,67 @@ def test_mixed_grids_gridexit_and_recovery(pools):
         with spmd(pool=P):
             Y = D * 2
     assert set(info.value.errors) == {1, 2, 3, 4}
+
+
+# --------------------------------------------------------------------------- differential
+def differential_case(labs: list, rows: int, orient: str, blocks: tuple, shape: tuple, target: tuple) -> list:
+    """Operations on an array of a random grid against numpy; every lab checks (outside
+    labs: that they hold nothing). Returns the problems found."""
+    lab = labindex()
+    g = spmdlab.grid(rows, len(labs) // rows, labs=labs, orientation=orient)
+    A = np.arange(1.0, 1 + shape[0] * shape[1]).reshape(shape) / 7
+    D = codistributed(A, codistributor2dbc(g, blocks))
+    results = {
+        "sin(D) * 2 - D": (np.sin(D) * 2 - D, np.sin(A) * 2 - A),
+        "D.T @ D": (D.T @ D, A.T @ A),
+        "sum(D, axis=0)": (np.sum(D, axis=0), A.sum(axis=0)),
+        "D[1:, ::2]": (D[1:, ::2], A[1:, ::2]),
+        "cumsum(D, axis=1)": (np.cumsum(D, axis=1), np.cumsum(A, axis=1)),
+    }
+    t_labs, t_rows, t_blocks = target
+    g2 = spmdlab.grid(t_rows, len(t_labs) // t_rows, labs=t_labs)
+    E = redistribute(D, codistributor2dbc(g2, t_blocks))
+    problems = []
+    for name, (X, want) in results.items():
+        got = gather(X)
+        if (lab in labs) != (got is not None) or (got is not None and not np.allclose(got, want)):
+            problems.append(f"lab {lab}: {name}")
+    got = gather(E)
+    if (lab in t_labs) != (got is not None) or (got is not None and not np.array_equal(got, A)):
+        problems.append(f"lab {lab}: redistribute")
+    spmdlab.gridexit(g)
+    spmdlab.gridexit(g2)
+    return problems
+
+
+def grid_cases():
+    from hypothesis import strategies as st
+
+    @st.composite
+    def case(draw):
+        def some_grid():
+            labs = draw(st.permutations([1, 2, 3, 4]))[:draw(st.integers(1, 4))]
+            rows = draw(st.sampled_from([r for r in range(1, len(labs) + 1) if len(labs) % r == 0]))
+            return list(labs), rows
+        labs, rows = some_grid()
+        blocks = (draw(st.integers(1, 4)), draw(st.integers(1, 4)))
+        shape = (draw(st.integers(2, 9)), draw(st.integers(1, 9)))
+        t_labs, t_rows = some_grid()
+        return labs, rows, draw(st.sampled_from(["row", "col"])), blocks, shape, \
+            (t_labs, t_rows, (draw(st.integers(1, 4)), draw(st.integers(1, 4))))
+    return case()
+
+
+def test_random_grids_equal_numpy(pools):
+    from hypothesis import HealthCheck, given, settings
+
+    pool = pools(4)
+
+    @settings(max_examples=8, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(grid_cases())
+    def check(case):
+        r = spmd_run(differential_case, *case, pool=pool, timeout=120)
+        assert [p for k in range(1, 5) for p in r[k]] == [], case
+
+    check()
