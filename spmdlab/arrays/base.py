@@ -109,6 +109,10 @@ def complete(codist: Codistributor | None, shape: tuple[int, ...], n: int) -> Co
     """``codist`` (or the default codistributor1d()) completed for ``shape`` on n labs."""
     if codist is None:
         codist = codistributor1d()
+    grid = getattr(codist, "Grid", None)
+    if grid is not None and not grid.is_full(n):
+        raise ValueError(f"this constructor makes arrays of all {n} labs, and the layout is on {grid!r}: use "
+                         "codistributed(X, codist) (X on every lab), or redistribute(D, codist)")
     if codist.isComplete() and codist.GlobalSize == tuple(shape) and numlabs_of(codist) == n:
         return codist
     if codist.isComplete() and codist.GlobalSize == tuple(shape):
