@@ -75,6 +75,13 @@ def contexts_case() -> tuple:
         assert np.array_equal(gather(D * 2), A * 2)
         out.append((g.context, g.LabGrid))
     assert spmdlab.grid(context=1) == row and row.labs == tuple(range(1, n + 1))
+    # rectangular blocks on the whole pool: transpose, SUMMA and the factorizations
+    M = np.random.default_rng(1).random((11, 11)) + 11 * np.eye(11)
+    R = codistributed(M, codistributor2dbc(full, (2, 3)))
+    assert np.array_equal(gather(R.T), M.T) and getCodistributor(R.T).BlockSizes == (3, 2)
+    assert np.allclose(gather(R @ R), M @ M)
+    assert np.allclose(gather(np.linalg.solve(R, np.ones(11))), np.linalg.solve(M, np.ones(11)))
+    assert np.allclose(gather(spmdlab.chol(R @ R.T)), np.linalg.cholesky(M @ M.T).T)
     return tuple(out)
 
 
