@@ -108,6 +108,8 @@ def two_by_one_case() -> str:
     assert globalIndices(D, 1).tolist() == rows and globalIndices(D, 2, lab=7 - lab).tolist() == [0, 1, 2, 3, 4]
     assert globalIndices(D, 1, lab=4).tolist() == [2, 3, 6]
     assert np.array_equal(gather(D * 2 + 1), A * 2 + 1)
+    G4 = gather(D, 4)  # to lab 4 of the pool only
+    assert np.array_equal(G4, A) if lab == 4 else G4.size == 0
     assert np.isclose(D.sum(), A.sum()) and np.allclose(gather(np.sum(D, axis=0)), A.sum(axis=0))
     assert np.array_equal(gather(D[1:6, 2:4]), A[1:6, 2:4])
     assert np.array_equal(gather(D.T), A.T)
