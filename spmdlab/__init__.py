@@ -11,6 +11,7 @@ The names below are the public API (docs/design.md); every other module is inter
 from typing import Any
 
 from .arrays.printing import labprint
+from .arrays.subgrid import colgrid, grid, gridexit, rowgrid
 from .client.composite import Composite, NoDataError, exist
 from .client.distributed import distributed, isdistributed
 from .client.habits import delete
@@ -102,6 +103,8 @@ __all__ = [
     "getCodistributor", "getLocalPart", "globalIndices", "iscodistributed", "redistribute",
     "updateHalos", "changeMode",
     "distributed", "isdistributed", "plot_layout",
+    # process grids on some labs (pbdBASE's BLACS contexts)
+    "grid", "rowgrid", "colgrid", "gridexit",
     # data in and out
     "save", "load", "to_zarr", "from_zarr", "to_hdf5", "from_hdf5", "read_csv", "write_csv", "read_files",
     # numerics under MATLAB's names (loaded on first use)

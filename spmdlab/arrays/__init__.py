@@ -28,10 +28,12 @@ from .array import codistributed, getCodistributor, getLocalPart, globalIndices,
 from .base import register_sparse_loader
 from .registry import implements
 from .reshard import changeMode, updateHalos
+from .subgrid import SubgridArray, colgrid, grid, gridexit, rowgrid
 from .transfer import gather, redistribute
 
 __all__ = ["changeMode", "codistributed", "gather", "getCodistributor", "getLocalPart", "globalIndices",
-           "implements", "iscodistributed", "redistribute", "updateHalos"]
+           "implements", "iscodistributed", "redistribute", "updateHalos", "grid", "rowgrid", "colgrid", "gridexit",
+           "SubgridArray"]
 
 
 def _sparse_package() -> Any:

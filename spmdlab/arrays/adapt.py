@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import Chunks, CodistArray, is_plain, parts_of
+from .base import GRID_HOOKS, Chunks, CodistArray, is_plain, on_subgrid_args, parts_of
 from .reshard import plain, reshard
 
 __all__ = ["needs_adapting", "plain_args", "on_plain", "chunkwise", "adapted_call", "on_elementwise", "assign",
@@ -60,6 +60,8 @@ def on_plain(method: Callable) -> Callable:
     """``method`` run on plain arrays."""
     @functools.wraps(method)
     def call(*args: Any, **kwargs: Any) -> Any:
+        if GRID_HOOKS and on_subgrid_args(args, kwargs):  # operands on a sub-grid: run on its labs
+            return GRID_HOOKS["run"](call, args, kwargs)
         if _any_adapting(args, kwargs):
             args, kwargs = plain_args(args, kwargs)
         return method(*args, **kwargs)

@@ -53,6 +53,8 @@ def getLocalPart(D: codistributed) -> np.ndarray:
     row-distributed one into its two blocks, a csr part rebuilt from them)."""
     if is_scipy_sparse(getattr(D, "_local", None)):
         return D._local
+    if getattr(type(D), "_spmdlab_subgrid", False):
+        return getattr(D, "local")  # an array on a sub-grid: empty outside it
     return need(D, "getLocalPart")._local
 
 
@@ -77,6 +79,8 @@ def globalIndices(D: Any, dim: int | None = None, lab: int | None = None, *,
     array([6, 7])
     """
     codist: Any
+    if getattr(type(D), "_spmdlab_subgrid", False):
+        return D.globalIndices(dim, lab, axis=axis)  # an array on a sub-grid: lab is a pool lab
     if isinstance(D, CODISTRIBUTORS):
         codist = D
     else:

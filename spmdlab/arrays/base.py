@@ -25,7 +25,8 @@ from ..layouts.blocks import codistributorBlocks
 from ..layouts.chunks import codistributorChunks
 from ..layouts.codistributor import Codistributor, Layout, codistributor1d, codistributor2dbc
 
-__all__ = ["NOVALUE", "CODISTRIBUTORS", "MODES", "CodistArray", "here", "numlabs_of", "check_codist_arg",
+__all__ = ["GRID_HOOKS", "on_subgrid_args",
+           "NOVALUE", "CODISTRIBUTORS", "MODES", "CodistArray", "here", "numlabs_of", "check_codist_arg",
            "complete", "check_dtype", "need", "layout_text", "describe", "is_plain", "parts_of", "check_mode", "Chunks",
            "sparse_error", "is_scipy_sparse", "sparse_package", "register_sparse_loader"]
 
@@ -38,6 +39,20 @@ CODISTRIBUTORS = (codistributor1d, codistributor2dbc, codistributorBlocks, codis
 MODES = ("replica", "sum", "max", "min", "prod")
 
 A = TypeVar("A", bound="CodistArray")
+
+# Arrays on a process grid of some labs (``subgrid``, a layer above, fills it in):
+# ``distribute``, ``redistribute``, ``run`` (an operation on sub-grid operands) and
+# ``on_some_labs(codist, numlabs)``.
+GRID_HOOKS: dict[str, Callable] = {}
+
+
+def on_subgrid_args(args: tuple, kwargs: dict) -> bool:
+    """True when an argument (or one inside a list/tuple argument) lives on a sub-grid."""
+    for x in (*args, *kwargs.values()):
+        if getattr(type(x), "_spmdlab_subgrid", False) or \
+                (type(x) in (list, tuple) and any(getattr(type(v), "_spmdlab_subgrid", False) for v in x)):
+            return True
+    return False
 
 
 class Chunks(list):
@@ -94,6 +109,10 @@ def complete(codist: Codistributor | None, shape: tuple[int, ...], n: int) -> Co
     """``codist`` (or the default codistributor1d()) completed for ``shape`` on n labs."""
     if codist is None:
         codist = codistributor1d()
+    grid = getattr(codist, "Grid", None)
+    if grid is not None and not grid.is_full(n):
+        raise ValueError(f"this constructor makes arrays of all {n} labs, and the layout is on {grid!r}: use "
+                         "codistributed(X, codist) (X on every lab), or redistribute(D, codist)")
     if codist.isComplete() and codist.GlobalSize == tuple(shape) and numlabs_of(codist) == n:
         return codist
     if codist.isComplete() and codist.GlobalSize == tuple(shape):

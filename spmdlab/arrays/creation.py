@@ -19,6 +19,7 @@ from ..layouts.codistributor import Codistributor, codistributor1d, codistributo
 from ..layouts.regions import sel_len, take
 from .base import (
     CODISTRIBUTORS,
+    GRID_HOOKS,
     Chunks,
     CodistArray,
     check_codist_arg,
@@ -28,6 +29,7 @@ from .base import (
     here,
     is_plain,
     is_scipy_sparse,
+    on_subgrid_args,
     sparse_error,
     sparse_package,
 )
@@ -162,6 +164,10 @@ class CodistConstructors(CodistArray):
     def __new__(cls, X: Any = None, *args: Any, **kwargs: Any) -> Any:
         if is_scipy_sparse(X):  # a sparse codistributed matrix (codist/sparse), not this class
             return sparse_package().from_scipy(X, *args, **kwargs)
+        codist = args[0] if args else kwargs.get("codist")
+        if GRID_HOOKS and GRID_HOOKS["on_some_labs"](codist, here()[1]):  # an array on some labs (subgrid)
+            return GRID_HOOKS["redistribute" if isinstance(X, CodistArray) or on_subgrid_args((X,), {})
+                              else "distribute"](X, codist)
         return super().__new__(cls)
 
     # MATLAB's sparse constructors, in the sparse package (loaded on first use: scipy)

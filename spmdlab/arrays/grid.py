@@ -78,7 +78,10 @@ class ProcessGrid:
         grid, size = codist.LabGrid, codist.GlobalSize
         assert grid is not None and size is not None  # complete
         self.nprow, self.npcol = grid
-        self.nb = codist.BlockSize
+        if codist.BlockSizes[0] != codist.BlockSizes[1]:
+            raise TypeError(f"ProcessGrid needs square blocks (ScaLAPACK's PDGETRF/PDPOTRF take MB = NB), got "
+                            f"{codist.BlockSizes}: redistribute first (linalg.to_2dbc does)")
+        self.nb = codist.BlockSizes[0]
         self.m, self.n = size
         self.orientation = codist.Orientation
         self.myrow, self.mycol = codist.gridCoords(self.lab, self.numlabs)

@@ -134,6 +134,9 @@ def _matmat(A, B, rdt, what: str):
                                    codistributor1d(1, c.Partition, (n_, m_)))
     ca = A._codist
     if not is1d(ca):
+        if ca.BlockSizes[0] != ca.BlockSizes[1]:  # SUMMA pairs A's column blocks with B's row blocks: square
+            A = redistribute(A, codistributor2dbc(ca.LabGrid, ca.BlockSizes[0], ca.Orientation, tuple(A.shape)))
+            ca = A._codist
         target = codistributor2dbc(ca.LabGrid, ca.BlockSize, ca.Orientation, tuple(B.shape))
         Bb = B if B._codist == target else redistribute(B, target)
         return _summa(A, Bb, rdt, what)

@@ -59,7 +59,7 @@ def transpose_axes(D: Any, axes: tuple | None) -> Any:
         return type(D)._from_local(local, c)
     r, q = c.LabGrid
     orient = "col" if c.Orientation == "row" else "row"
-    return type(D)._from_local(local, codistributor2dbc([q, r], c.BlockSize, orient, newG))
+    return type(D)._from_local(local, codistributor2dbc([q, r], c.BlockSizes[::-1], orient, newG))
 
 
 def _new_shape(D, size: int, shape: Any, what: str) -> tuple:

@@ -19,7 +19,7 @@ from ..lab import lazy_comm as comm
 from ..layouts.codistributor import Codistributor
 from ..layouts.plan import transfer_regions
 from ..layouts.regions import RegionCopy, put
-from .base import CodistArray, check_codist_arg, complete, here, is_plain, need, numlabs_of
+from .base import GRID_HOOKS, CodistArray, check_codist_arg, complete, here, is_plain, need, numlabs_of
 from .collectives import EMPTY_BYTES, as_bytes, check_agree
 from .layout import concatenates, default_layout
 from .reshard import reshard
@@ -38,7 +38,9 @@ def redistribute(D: Any, codist: Codistributor | None = None) -> Any:
         return D.redistribute(codist)  # a client distributed array: moved on the labs
     hook = getattr(type(D), "_spmdlab_redistribute", None)
     if hook is not None and not isinstance(D, CodistArray):
-        return hook(D, codist)  # a sparse codistributed matrix (codist/sparse)
+        return hook(D, codist)  # a sparse codistributed matrix (codist/sparse), an array on a sub-grid
+    if GRID_HOOKS and GRID_HOOKS["on_some_labs"](codist, here()[1]):
+        return GRID_HOOKS["redistribute"](D, codist)  # to a grid of some labs (subgrid)
     need(D, what)
     check_codist_arg(codist, what)
     lab, n = here()

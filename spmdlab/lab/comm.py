@@ -33,6 +33,7 @@ from .. import settings  # noqa: E402
 
 __all__ = ["init", "renew", "renewals", "enter_block", "block", "world_size", "abandon", "track", "untrack",
            "send_to_self", "wait", "wait_all", "wait_every", "probe", "grid_comms", "private_comm", "Staging",
+           "labs_comm", "free_labs_comm", "within", "block_or_none",
            "staging", "staging_bytes", "ANY_SOURCE", "ANY_TAG", "MPI"]
 
 _base: MPI.Intracomm | None = None
@@ -115,6 +116,8 @@ def renew() -> None:
     _self_sends.clear()
     _in_flight.clear()
     _free_grid_comms()
+    for c in list(_labs_comms):
+        _forget(c)
     for private in _private.values():
         _free(private)
     _private.clear()
@@ -359,6 +362,89 @@ def _free_grid_comms() -> None:
         for c in pair:
             _free(c)
     _grid_comms.clear()
+
+
+# --------------------------------------------------------------------------- sub-grid communicators
+_labs_comms: list[MPI.Intracomm] = []  # communicators of process grids on some labs (labs_comm)
+
+
+def labs_comm(ranks: tuple[int, ...], what: str) -> MPI.Intracomm | None:
+    """A communicator over the running block's ranks ``ranks`` (0-based, in that rank
+    order), for a process grid on some of the labs (BLACS' ``blacs_gridmap``): the new
+    communicator on those labs, None on the others.
+
+    Collective over the block (``Comm.Split``), after an interruptible barrier so a lab
+    that failed before getting here aborts the others instead of leaving them in the
+    split. Members also make its private duplicate and note whether it is on one machine
+    (collectives over the new communicator, which only its members take part in), so
+    every operation of the library runs on it inside :func:`within`. Freed by
+    :func:`free_labs_comm` or at the next renewal."""
+    c = block()
+    wait(c.Ibarrier(), what)
+    me = c.Get_rank()
+    color = 0 if me in ranks else MPI.UNDEFINED
+    sub: MPI.Intracomm = c.Split(color, ranks.index(me) if me in ranks else 0)
+    if sub == MPI.COMM_NULL:
+        return None
+    _make_private(sub)
+    if _staging_limit:
+        _note_node(sub)
+    _labs_comms.append(sub)
+    return sub
+
+
+def _forget(c: MPI.Intracomm) -> None:
+    """Free ``c`` and everything made from it (private duplicate, grid row/column
+    communicators, staging window, node communicator)."""
+    key = id(c)
+    for k in [k for k in _grid_comms if k[0] == key]:
+        for x in _grid_comms.pop(k):
+            _free(x)
+    st = _staging.pop(key, None)
+    if st is not None:
+        _free(st)
+    node = _nodes.pop(key, None)
+    if node is not None:
+        _free(node)
+    private = _private.pop(key, None)
+    if private is not None:
+        _free(private)
+    if c in _labs_comms:
+        _labs_comms.remove(c)
+    _free(c)
+
+
+def free_labs_comm(c: MPI.Intracomm) -> None:
+    """Release a communicator from :func:`labs_comm` (BLACS' ``blacs_gridexit``); only
+    its members call it. Nothing if the renewal after an error already freed it."""
+    if any(x is c for x in _labs_comms):
+        _forget(c)
+
+
+def block_or_none() -> MPI.Intracomm | None:
+    """The running block's communicator, None outside a block."""
+    return _block
+
+
+class within:
+    """``with within(c):`` runs the library on communicator ``c`` (from :func:`labs_comm`)
+    as if it were the block's: ``block()``, ``labindex()`` and ``numlabs()`` are those of
+    ``c`` until the ``with`` ends. Operations on an array living on some labs run so."""
+
+    def __init__(self, c: MPI.Intracomm) -> None:
+        self.c = c
+        self.saved: tuple = ()
+
+    def __enter__(self) -> MPI.Intracomm:
+        global _block
+        self.saved = (_block, runtime.state.index, runtime.state.size)
+        _block = self.c
+        runtime.state.index, runtime.state.size = self.c.Get_rank() + 1, self.c.Get_size()
+        return self.c
+
+    def __exit__(self, *exc: object) -> None:
+        global _block
+        _block, runtime.state.index, runtime.state.size = self.saved
 
 
 # --------------------------------------------------------------------------- staging

@@ -11,7 +11,6 @@ lab's local part of a global array ``A``.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,6 +32,7 @@ from .base import (
 )
 from .blocks import codistributorBlocks
 from .chunks import codistributorChunks
+from .grids import near_square, parse_2dbc
 
 __all__ = ["codistributor1d", "codistributor2dbc", "codistributor", "Codistributor", "Layout", "numroc",
            "Selection", "codistributorBlocks", "codistributorChunks"]
@@ -356,27 +356,20 @@ class codistributor1d(LayoutBase):
 class codistributor2dbc(LayoutBase):
     """2-D block-cyclic layout over a ``LabGrid`` = [r, c] of labs (ScaLAPACK style).
 
-    Global row i lives on grid row ``(i // b) % r`` at local row
-    ``(i // (b*r))*b + i % b`` (same for columns).  'row' orientation numbers labs
-    row by row over the grid, 'col' column by column.
+    Global row i lives on grid row ``(i // mb) % r`` at local row
+    ``(i // (mb*r))*mb + i % mb`` (columns the same with nb).  'row' orientation numbers
+    labs row by row over the grid, 'col' column by column.
+
+    ``labgrid``: ``[r, c]``, or a process grid from ``spmdlab.grid`` (a ``Grid``, which
+    may hold only some of the pool's labs: see ``spmdlab.arrays.subgrid``); index math
+    then numbers labs inside the grid (1..r*c, ``Grid.rank_of``). ``blocksize``: ``b``
+    or rectangular ``(mb, nb)`` (pbdBASE's ``bldim``). The default stays MATLAB's 64;
+    pbdBASE's is 4x4 and pbdDMAT's 16x16.
     """
 
-    def __init__(self, labgrid: Sequence[int] | None = None, blocksize: int = 64,
-                 orientation: str = "row", gsize: Sequence[int] | None = None) -> None:
-        if labgrid is not None:
-            g = list(labgrid)
-            if len(g) != 2 or not all(is_int(x) and x >= 1 for x in g):
-                raise ValueError(f"labgrid must be two positive integers [rows, cols], got {labgrid!r}")
-            labgrid = [int(x) for x in g]
-        self._grid = labgrid
-        if not is_int(blocksize):
-            raise TypeError(f"blocksize must be an integer, got {blocksize!r}")
-        if blocksize < 1:
-            raise ValueError(f"blocksize must be >= 1, got {blocksize}")
-        self._b = int(blocksize)
-        if not isinstance(orientation, str) or orientation.lower() not in ("row", "col"):
-            raise ValueError(f"orientation must be 'row' or 'col', got {orientation!r}")
-        self._orient = orientation.lower()
+    def __init__(self, labgrid: Any = None, blocksize: int | Sequence[int] = 64,
+                 orientation: str | None = None, gsize: Sequence[int] | None = None) -> None:
+        self._grid, self._gridobj, (self._mb, self._nb), self._orient = parse_2dbc(labgrid, blocksize, orientation)
         self._gsize = None if gsize is None else self._check_2d(gsize)
 
     @staticmethod
@@ -393,8 +386,19 @@ class codistributor2dbc(LayoutBase):
         return None if self._grid is None else list(self._grid)
 
     @property
-    def BlockSize(self) -> int:
-        return self._b
+    def BlockSize(self) -> Any:
+        """The block size: an int for square blocks, else ``(mb, nb)``."""
+        return self._mb if self._mb == self._nb else (self._mb, self._nb)
+
+    @property
+    def BlockSizes(self) -> tuple[int, int]:
+        """``(mb, nb)``: rows and columns of a block (pbdBASE's ``bldim``)."""
+        return (self._mb, self._nb)
+
+    @property
+    def Grid(self) -> Any:
+        """The process grid (``spmdlab.grid``) given instead of a LabGrid, else None."""
+        return self._gridobj
 
     @property
     def Orientation(self) -> str:
@@ -411,19 +415,19 @@ class codistributor2dbc(LayoutBase):
 
     def _key(self) -> tuple:
         grid = None if self._grid is None else tuple(self._grid)
-        return (grid, self._b, self._orient, self._gsize)
+        labs = () if self._gridobj is None else (self._gridobj.labs,)
+        return (grid, self.BlockSize, self._orient, self._gsize) + labs
 
     def __repr__(self) -> str:
-        return (f"codistributor2dbc(LabGrid={self._grid}, BlockSize={self._b}, "
-                f"Orientation={self._orient!r}, GlobalSize={self._gsize})")
+        labs = "" if self._gridobj is None else f", Labs={list(self._gridobj.labs)}"
+        return (f"codistributor2dbc(LabGrid={self._grid}, BlockSize={self.BlockSize}, "
+                f"Orientation={self._orient!r}, GlobalSize={self._gsize}{labs})")
 
     @staticmethod
     def defaultLabGrid(n: int | None = None) -> list:
         """[r, n // r] with r the largest divisor of n (default: the labs of the running
         block) not above sqrt(n)."""
-        n = check_numlabs(runtime.numlabs() if n is None else n)
-        r = max(d for d in range(1, math.isqrt(n) + 1) if n % d == 0)
-        return [r, n // r]
+        return list(near_square(runtime.numlabs() if n is None else n))
 
     def complete(self, gsize: Sequence[int], numlabs: int) -> codistributor2dbc:
         """Copy with LabGrid and GlobalSize filled in for ``gsize`` on ``numlabs`` labs."""
@@ -433,10 +437,14 @@ class codistributor2dbc(LayoutBase):
             raise ValueError(f"codistributor is for global size {self._gsize} "
                              f"but the array has size {g}")
         grid = self._grid if self._grid is not None else self.defaultLabGrid(n)
-        if grid[0] * grid[1] != n:
+        if self._gridobj is not None:  # a process grid: its labs must be in the pool
+            if max(self._gridobj.labs) > n:
+                raise ValueError(f"the grid {self._gridobj!r} uses lab {max(self._gridobj.labs)} but "
+                                 f"there are {n} labs")
+        elif grid[0] * grid[1] != n:
             raise ValueError(f"labgrid {grid} holds {grid[0] * grid[1]} labs but there are "
                              f"{n} labs (the product must equal numlabs)")
-        return codistributor2dbc(list(grid), self._b, self._orient, g)
+        return codistributor2dbc(self._gridobj or list(grid), self.BlockSizes, self._orient, g)
 
     def isComplete(self) -> bool:
         """True when LabGrid and GlobalSize are set."""
@@ -468,7 +476,7 @@ class codistributor2dbc(LayoutBase):
 
     def _dim_map(self, i: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
         """(grid coordinate, local index) of global indices ``i`` along dimension d (1 or 2)."""
-        b, p = self._b, self._grid[d - 1]
+        b, p = self.BlockSizes[d - 1], self._grid[d - 1]
         return (i // b) % p, (i // (b * p)) * b + i % b
 
     # ---- index math
@@ -480,14 +488,14 @@ class codistributor2dbc(LayoutBase):
         c = self._ready(numlabs)
         d = c._resolve_dim(dim, axis)
         coord = c.gridCoords(lab, numlabs)[d - 1]
-        b, p, m = c._b, c._grid[d - 1], c._gsize[d - 1]
+        b, p, m = c.BlockSizes[d - 1], c._grid[d - 1], c._gsize[d - 1]
         starts = np.arange(coord * b, m, b * p, dtype=np.int64)
         g = (starts[:, None] + np.arange(b, dtype=np.int64)).ravel()
         return g[g < m]
 
     def _count(self, d: int, coord: int) -> int:
         """How many global indices along dimension d (1 or 2) grid coordinate ``coord`` holds."""
-        return numroc(self._gsize[d - 1], self._b, coord, self._grid[d - 1])
+        return numroc(self._gsize[d - 1], self.BlockSizes[d - 1], coord, self._grid[d - 1])
 
     def localShape(self, lab: int, numlabs: int) -> tuple[int, ...]:
         """Shape of the local part stored by ``lab`` (arithmetic, no index arrays)."""
@@ -502,8 +510,9 @@ class codistributor2dbc(LayoutBase):
         out = []
         for d, coord in enumerate(c.gridCoords(lab, numlabs), start=1):
             count = c._count(d, coord)
-            if c._grid[d - 1] == 1 or count <= c._b:
-                start = coord * c._b if count else 0
+            b = c.BlockSizes[d - 1]
+            if c._grid[d - 1] == 1 or count <= b:
+                start = coord * b if count else 0
                 out.append(slice(start, start + count))
             else:
                 out.append(c.globalIndices(d, lab, numlabs))
@@ -540,7 +549,7 @@ class codistributor2dbc(LayoutBase):
             if a.size and (a.min() < 0 or a.max() >= shape[d]):
                 raise IndexError(f"local index {li!r} is out of bounds for dimension {d + 1} "
                                  f"of lab {lab}'s part with size {shape[d]}")
-            b, p = c._b, c._grid[d]
+            b, p = c.BlockSizes[d], c._grid[d]
             out.append(index_out((a // b) * (b * p) + coord * b + a % b, li))
         return tuple(out)
 
@@ -552,12 +561,13 @@ class codistributor2dbc(LayoutBase):
             raise ValueError("asBlocks needs the LabGrid: give labgrid or call complete(gsize, numlabs) first")
         r, c = self._grid
         grid = np.arange(1, r * c + 1).reshape((r, c), order="C" if self._orient == "row" else "F")
-        return codistributorBlocks(self._b, grid, self._gsize)
+        return codistributorBlocks(self.BlockSizes, grid, self._gsize)
 
     def describe_slice(self, lab: int, numlabs: int, name: str = "D") -> str:
         """e.g. ``This lab stores blocks of size 3 of D: rows [0:3, 6:8], columns [0:3, 6:8].``"""
         rows, cols = self.localIndices(lab, numlabs)
-        return (f"This lab stores blocks of size {self._b} of {name}: rows {runs_text(rows)}, "
+        size = "x".join(map(str, self.BlockSizes)) if self._mb != self._nb else str(self._mb)
+        return (f"This lab stores blocks of size {size} of {name}: rows {runs_text(rows)}, "
                 f"columns {runs_text(cols)}.")
 
 

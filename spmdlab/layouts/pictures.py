@@ -103,9 +103,9 @@ def ownership(codist: Any, shape: tuple[int, ...] | None = None) -> Ownership:
         r, c = codist.LabGrid if codist.LabGrid is not None else (None, None)
         if r is None:
             raise ValueError("plot_layout needs a codistributor2dbc with its LabGrid set")
-        b = codist.BlockSize
-        row_edges = np.append(np.arange(0, rows, b), rows).astype(np.int64)
-        col_edges = np.append(np.arange(0, cols, b), cols).astype(np.int64)
+        mb, nb = codist.BlockSizes
+        row_edges = np.append(np.arange(0, rows, mb), rows).astype(np.int64)
+        col_edges = np.append(np.arange(0, cols, nb), cols).astype(np.int64)
         pr = (np.arange(len(row_edges) - 1) % r)[:, None]
         pc = (np.arange(len(col_edges) - 1) % c)[None, :]
         if codist.Orientation == "row":

@@ -99,6 +99,7 @@ ARRAY_LAYERS = [
     {"ops", "habits"},
     {"array"},
     {"calls"},
+    {"subgrid"},  # arrays on a process grid of some labs (issue 24): above the array class
     # sparse matrices (issue 25), built on the array class; reached through base.sparse_package
     {"sparse.matrix"},
     {"sparse.exchange", "sparse.move"},
@@ -170,6 +171,8 @@ ADDED_NAMES = {
     # threads inside each lab, PDL's auto-threading (issue 24)
     "set_autothread_targ", "set_autothread_size", "get_autothread_targ", "get_autothread_size",
     "get_autothread_actual",
+    # process grids (issue 24, pbdBASE's contexts)
+    "grid", "rowgrid", "colgrid", "gridexit",
 }
 
 

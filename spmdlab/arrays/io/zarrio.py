@@ -58,7 +58,7 @@ def default_chunks(codist: Any, shape: Sequence[int], n: int, itemsize: int) -> 
         chunks[d] = max([p for p in codist.Partition if p] or [1])
         free[d] = False
     elif isinstance(codist, codistributor2dbc):
-        chunks, free = [codist.BlockSize] * 2, [False, False]
+        chunks, free = list(codist.BlockSizes), [False, False]
     elif isinstance(codist, codistributorBlocks):
         chunks, free = [int(b) for b in codist.BlockSize], [False] * len(shape)
     else:

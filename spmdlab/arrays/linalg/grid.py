@@ -82,7 +82,8 @@ def to_2dbc(A: Any, what: str, blocksize: Optional[int] = None,
     c = getCodistributor(A)
     if isinstance(c, codistributor2dbc):
         known = list(labgrid) if labgrid is not None else c.LabGrid
-        nb = blocksize or c.BlockSize
+        # rectangular (mb, nb) blocks: the factorizations take square ones (PDGETRF's MB_A = NB_A): mb x mb
+        nb = blocksize or c.BlockSizes[0]
         orient = orientation or c.Orientation
         if known == c.LabGrid and nb == c.BlockSize and orient == c.Orientation:
             return A
