@@ -37,12 +37,11 @@ from ..errors import (
     where_lines,
 )
 from ..protocol import messages as protocol
+from ..protocol.channel import Channel, ChannelClosed, Undecodable
 from ..protocol.messages import (
     Abort,
     Block,
     Call,
-    Channel,
-    ChannelClosed,
     Exec,
     Exit,
     Get,
@@ -50,7 +49,6 @@ from ..protocol.messages import (
     Reply,
     Set,
     Shutdown,
-    Undecodable,
 )
 from ..runtime import refuse_on_lab
 from . import launch, stall
