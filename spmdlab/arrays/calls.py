@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import SpmdError
-from .array import codistributed
+from .array import codistributed, getLocalPart
 from .collectives import allgather
 from .transfer import redistribute
 
@@ -30,7 +30,7 @@ def local_rows(value: Any, key: int, lo: int, hi: int) -> np.ndarray:
     """``Call`` handler: rows lo:hi of this lab's local part (a view: sent without a copy)."""
     if not isinstance(value, codistributed):
         raise SpmdError(f"the distributed array's data (key {key}) is gone from this lab")
-    return np.ascontiguousarray(value._local[lo:hi])
+    return np.ascontiguousarray(getLocalPart(value)[lo:hi])
 
 
 def nnz_per_lab(S: Any) -> list[int]:

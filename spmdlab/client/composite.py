@@ -118,7 +118,7 @@ class Composite:
                                          for lab in range(1, self._n + 1)])
 
     def _repr_html_(self) -> str:
-        return composite_html(self)
+        return composite_html(self._n, self._summaries, self._pool, self._generation)
 
     def __bool__(self) -> bool:
         raise TypeError("a Composite has one value per lab; index it (c[1]) to test a value")

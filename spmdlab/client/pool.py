@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import inspect
 import itertools
 import os
 import selectors
@@ -63,7 +64,8 @@ Sink = Callable[[int, str, str], None]
 
 def _warn(message: str) -> None:
     """Warn, pointing at the first frame outside spmdlab (the user's line)."""
-    _, skipped = first_outside(sys._getframe(1))
+    here = inspect.currentframe()
+    _, skipped = first_outside(here.f_back if here is not None else None)
     warnings.warn(message, RuntimeWarning, stacklevel=2 + skipped)  # stacklevel 2 is our caller, frame 1 here
 
 
