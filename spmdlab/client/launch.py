@@ -53,7 +53,7 @@ class LabJob:
     shim_pids: dict[int, int] = field(default_factory=dict)
 
 
-def listen(settings: Settings, numlabs: int) -> tuple[socket.socket, str, str | None]:
+def listen(settings: Settings, numlabs: int) -> tuple[socket.socket, str, str]:
     """The listening socket, the address the labs connect to, and its private folder."""
     host = settings.host
     folder = tempfile.mkdtemp(prefix="spmdlab-")  # 0700: the socket and the key file

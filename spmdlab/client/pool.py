@@ -24,7 +24,7 @@ import threading
 import time
 import warnings
 import weakref
-from typing import Any, Callable
+from typing import IO, Any, Callable
 
 from .. import settings
 from .._frames import first_outside
@@ -142,11 +142,17 @@ class Pool:
             self._teardown()
             raise
         launch.close_listener(listener, folder)  # nothing of the pool stays in TMPDIR
-        os.set_blocking(proc.stdout.fileno(), False)
-        os.set_blocking(proc.stderr.fileno(), False)
+        for stream in self._outputs():
+            os.set_blocking(stream.fileno(), False)
         self.generation += 1
         self.state = "idle"
         self.startup_seconds = time.monotonic() - started
+
+    def _outputs(self) -> tuple[IO[bytes], IO[bytes]]:
+        """The lab job's stdout and stderr pipes (what it prints outside Python)."""
+        out, err = self._proc.stdout, self._proc.stderr
+        assert out is not None and err is not None  # launch.spawn pipes both
+        return out, err
 
     def _teardown(self, graceful: bool = False) -> None:
         """Stop the lab job; leaves no process behind."""
@@ -379,7 +385,7 @@ class Pool:
         sel = selectors.DefaultSelector()
         for chan in pending:
             sel.register(chan.sock, selectors.EVENT_READ, chan)
-        for stream in (self._proc.stdout, self._proc.stderr):
+        for stream in self._outputs():
             sel.register(stream, selectors.EVENT_READ, stream)
         ask = lambda busy: ask_where(self.ctrl, busy, epoch, sel)
         watch = members and stall.ENABLED and StallWatch(members, ask, time.monotonic()) or None

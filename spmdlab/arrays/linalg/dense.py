@@ -25,11 +25,11 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from ...layouts.codistributor import codistributor2dbc
-from ..array import codistributed, getCodistributor, getLocalPart
+from ..array import codistributed, getLocalPart
 from ..registry import implements
 from ..transfer import redistribute
 from .factor import getrf, move_rows, potrf, trsm
-from .grid import ProcessGrid, to_2dbc
+from .grid import ProcessGrid, grid_codist, to_2dbc
 from .qr import lstsq
 from .qrbase import ctrans
 
@@ -91,12 +91,12 @@ class _Work:
 
     def __init__(self, A: Any, dt: np.dtype, what: str, like: Optional[Any] = None) -> None:
         if like is not None:
-            c = getCodistributor(like)
+            c = grid_codist(like)
             D = to_2dbc(A, what, c.BlockSize, c.LabGrid, c.Orientation)
         else:
             D = to_2dbc(A, what)
         self.D = D
-        self.codist = getCodistributor(D)
+        self.codist = grid_codist(D)
         self.a = np.array(_local(D), dtype=dt, order="C", copy=True)
         self.G = ProcessGrid(self.codist)
 
