@@ -10,6 +10,7 @@ The names below are the public API (docs/design.md); every other module is inter
 """
 from typing import Any
 
+from .arrays.printing import labprint
 from .client.composite import Composite, NoDataError, exist
 from .client.distributed import distributed, isdistributed
 from .client.habits import delete
@@ -51,6 +52,7 @@ from .lab.messaging import (
     spmdSend,
     spmdSendReceive,
 )
+from .layouts.autoblocks import AutoBlocks
 from .layouts.codistributor import (
     codistributor,
     codistributor1d,
@@ -58,6 +60,7 @@ from .layouts.codistributor import (
     codistributorBlocks,
     codistributorChunks,
 )
+from .layouts.indexmap import make_2d_index_map
 from .layouts.pictures import plot_layout
 from .runtime import labindex, numlabs, spmdIndex, spmdSize
 
@@ -69,7 +72,8 @@ _NUMERICS = ("fft", "fft2", "fftn", "ifft", "ifft2", "ifftn",
              "mldivide", "mrdivide", "lu", "chol", "inv", "det", "solve_triangular",
              "qr", "lstsq", "svd", "eig", "pinv", "rank", "cond", "norm", "trace", "triu", "tril",
              "sparse", "speye", "sprand", "sprandn", "spdiags", "kron", "issparse", "full", "nnz", "nonzeros",
-             "find", "pcg", "gmres", "bicgstab", "bicg", "cgs", "minres", "lsqr", "jacobi", "ilu", "ichol")
+             "find", "pcg", "gmres", "bicgstab", "bicg", "cgs", "minres", "lsqr", "jacobi", "ilu", "ichol",
+             "cat", "horzcat", "vertcat")
 
 __all__ = [
     # pools and blocks
@@ -80,9 +84,10 @@ __all__ = [
     "labindex", "numlabs", "spmdIndex", "spmdSize",
     "gcat", "gop", "gplus", "labBarrier", "labBroadcast", "labProbe", "labReceive", "labSend",
     "labSendReceive", "spmdBarrier", "spmdBroadcast", "spmdCat", "spmdPlus", "spmdProbe",
-    "spmdReceive", "spmdReduce", "spmdSend", "spmdSendReceive",
+    "spmdReceive", "spmdReduce", "spmdSend", "spmdSendReceive", "labprint",
     # distributed arrays
     "codistributor", "codistributor1d", "codistributor2dbc", "codistributorBlocks", "codistributorChunks",
+    "AutoBlocks", "make_2d_index_map",
     "codistributed", "gather",
     "getCodistributor", "getLocalPart", "globalIndices", "iscodistributed", "redistribute",
     "updateHalos", "changeMode",

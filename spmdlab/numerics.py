@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
+from .arrays import join as _join
 from .arrays import linalg
 from .arrays import sparse as _sparse
 from .arrays.adapt import on_plain
@@ -28,7 +29,9 @@ __all__ = ["fft", "fft2", "fftn", "ifft", "ifft2", "ifftn",
            "qr", "lstsq", "svd", "eig", "pinv", "rank", "cond", "norm", "trace", "triu", "tril",
            # sparse matrices and Krylov solvers (issue 25)
            "sparse", "speye", "sprand", "sprandn", "spdiags", "kron", "issparse", "full", "nnz", "nonzeros",
-           "find", "pcg", "gmres", "bicgstab", "bicg", "cgs", "minres", "lsqr", "jacobi", "ilu", "ichol"]
+           "find", "pcg", "gmres", "bicgstab", "bicg", "cgs", "minres", "lsqr", "jacobi", "ilu", "ichol",
+           # joining (issue 21)
+           "cat", "horzcat", "vertcat"]
 
 fft = on_labs(fft_matlab.matlab_fft)
 ifft = on_labs(fft_matlab.matlab_ifft)
@@ -51,6 +54,10 @@ eig = on_labs(linalg.eig)
 pinv = on_labs(linalg.pinv)
 rank = on_labs(linalg.rank)
 cond = on_labs(linalg.cond)
+
+cat = on_labs(_join.cat)
+horzcat = on_labs(_join.horzcat)
+vertcat = on_labs(_join.vertcat)
 
 
 def _or_sparse(dense: Callable[..., Any], sparse: Callable[..., Any]) -> Callable[..., Any]:

@@ -21,6 +21,9 @@ from __future__ import annotations
 from typing import Any
 
 from . import io as io
+from . import join as join  # registers concatenate, stack, ...
+from . import rearrange as rearrange  # registers delete, insert, repeat, tile, flip, roll
+from . import shapes as shapes  # registers the *_like constructors, copyto, swapaxes, ...
 from .array import codistributed, getCodistributor, getLocalPart, globalIndices, iscodistributed
 from .base import register_sparse_loader
 from .registry import implements

@@ -17,18 +17,22 @@ from ..checks import check_lab
 from ..layouts.codistributor import Codistributor, codistributor2dbc
 from .base import CODISTRIBUTORS, is_scipy_sparse, need, numlabs_of
 from .creation import CodistConstructors
+from .habits import CodistHabits
 from .ops import CodistOps
 
 __all__ = ["codistributed", "iscodistributed", "getLocalPart", "getCodistributor", "globalIndices"]
 
 
-class codistributed(CodistOps, CodistConstructors):
+class codistributed(CodistOps, CodistConstructors, CodistHabits):
     """An array distributed over the labs of an ``spmd`` block; each lab stores its part.
 
     ``codistributed(X)`` distributes ``X``, which must be the same on every lab (each lab
     keeps its own part); ``codistributed(X, codist)`` uses the given codistributor.
     ``codistributed.build(L, codist)`` assembles an array from the local parts ``L``.
     Constructors: ``zeros ones eye rand randn randi inf nan true false colon linspace``.
+    ``codistributed(X, lab, codist)`` (or ``codistributed(X, codist, from_lab=lab)``)
+    distributes the array only lab ``lab`` holds (the others pass anything, e.g. None).
+    Other systems' habits (``itemsize``, ``mT``, ``map``, ``rand_``, ``show``): ``habits``.
 
     >>> with spmd():                                          # doctest: +SKIP
     ...     D = codistributed(np.zeros((80, 1000)))

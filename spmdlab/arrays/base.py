@@ -299,16 +299,20 @@ class CodistArray:
         lab = runtime.state.index if runtime.state.size == numlabs_of(self._codist) else 1
         return self._codist.describe_slice(lab, numlabs_of(self._codist), name)
 
+    def _global_line(self) -> str:
+        parts = getattr(self._codist, "partitions_text", None)  # Dagger's words for block layouts
+        return f"  global: shape {self.shape}{' ' + parts() if parts else ''}, {self._codist!r}"
+
     def __repr__(self) -> str:
         local = self._local
         if isinstance(local, list):
             shapes = ", ".join(str(x.shape) for x in local) or "none"
             return "\n".join([self._describe(), f"  local part: {len(local)} chunks of shapes {shapes}, "
-                              f"dtype {self.dtype}", f"  global: shape {self.shape}, {self._codist!r}"]
+                              f"dtype {self.dtype}", self._global_line()]
                              + ([f"  mode: {self._mode}"] if self._mode != "replica" else []))
         lines = [self._describe(),
                  f"  local part: shape {local.shape}, dtype {local.dtype}",
-                 f"  global: shape {self.shape}, {self._codist!r}"]
+                 self._global_line()]
         if self._mode != "replica":
             lines.append(f"  mode: {self._mode}")
         if 0 < local.size <= 64:

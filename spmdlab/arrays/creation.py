@@ -32,6 +32,8 @@ from .base import (
     sparse_package,
 )
 from .collectives import allgather_objects, check_agree, check_same_codist, error_entry, raise_combined
+from .fromlab import from_lab as from_lab_local
+from .fromlab import is_lab_number
 from .reshard import reshard
 from .transfer import redistribute
 
@@ -183,8 +185,15 @@ class CodistConstructors(CodistArray):
         """``codistributed.spdiags(B, d, m, n, codist)``: MATLAB's spdiags, sparse codistributed."""
         return sparse_package().spdiags(*args, **kwargs)
 
-    def __init__(self, X: Any, codist: Optional[Codistributor] = None, *, noCommunication: bool = False) -> None:
+    def __init__(self, X: Any, codist: Any = None, codist_after_lab: Optional[Codistributor] = None, *,
+                 noCommunication: bool = False, from_lab: Optional[int] = None) -> None:
+        if is_lab_number(codist) or from_lab is not None:  # MATLAB's codistributed(X, lab, codist)
+            self._from_holder(X, codist, codist_after_lab, from_lab, noCommunication)
+            return
         what = "codistributed(X)"
+        if codist_after_lab is not None:
+            raise TypeError(f"{what}: a third argument is MATLAB's codistributed(X, lab, codist): "
+                            f"the second must then be a lab number, got {type(codist).__name__}")
         check_codist_arg(codist, what)
         if isinstance(X, CodistArray):
             source = redistribute(X, codist) if codist is not None else X.copy()
@@ -195,6 +204,11 @@ class CodistConstructors(CodistArray):
         lab, n = here()
         error = sparse_error(X)
         kind = "TypeError" if error else "ValueError"
+        if X is None:
+            error = ("X is None on this lab, but codistributed(X, codist) needs X on every lab; to distribute an "
+                     "array that only lab k holds, use codistributed(X, codist, from_lab=k) (MATLAB: "
+                     "codistributed(X, k, codist))")
+            X = np.empty(0)
         if error is None:
             X = np.asarray(X)
             error = check_dtype(X.dtype)
@@ -222,6 +236,21 @@ class CodistConstructors(CodistArray):
             return
         part = np.ascontiguousarray(take(X, target.localSelection(lab, n)))
         self._local = part.copy() if np.may_share_memory(part, X) else part
+
+    def _from_holder(self, X: Any, lab_or_codist: Any, codist: Any, from_lab: Any, noCommunication: bool) -> None:
+        """``codistributed(X, lab, codist)`` / ``codistributed(X, codist, from_lab=lab)``."""
+        if from_lab is not None:
+            what = "codistributed(X, codist, from_lab=)"
+            if codist is not None:
+                raise TypeError(f"{what}: give the lab once, as from_lab= or as MATLAB's codistributed(X, lab, codist)")
+            lab, codist = from_lab, lab_or_codist
+        else:
+            what, lab = "codistributed(X, lab, codist)", lab_or_codist
+        check_codist_arg(codist, what)
+        if noCommunication:
+            raise ValueError(f"{what}: 'noCommunication' cannot be used when one lab holds X: the others learn "
+                             "its size from it")
+        self._local, self._codist = from_lab_local(X, lab, codist, what)
 
     @classmethod
     def build(cls: Type[A], L: Any, codist: Optional[Codistributor] = None, flag: Optional[str] = None, *,

@@ -137,6 +137,8 @@ class CodistOps(CodistArray):
                 f"numpy.{getattr(func, '__name__', func)} is not supported for codistributed "
                 f"arrays ({layout_text(self._codist)}); use gather(D) for a numpy array, or "
                 "getLocalPart(D) for this lab's part")
+        if getattr(handler, "_spmdlab_any_layout", False):  # takes every layout as it is (shapes.any_layout)
+            return handler(*args, **kwargs)
         out = kwargs.get("out")
         if needs_adapting(out):  # computed on plain arrays, then written into out's own arrays
             result = on_plain(handler)(*args, **{k: v for k, v in kwargs.items() if k != "out"})

@@ -87,10 +87,15 @@ def _new_shape(D, size: int, shape: Any, what: str) -> tuple:
 
 def reshape_to(D: Any, shape: Any, order: str = "C", what: str = "reshape") -> Any:
     """C-order reshape: at most one redistribution to a flat-range layout, then one
-    all-to-all of contiguous ranges into the flat-range layout of the new shape."""
-    if order not in ("C", None):
-        raise NotImplementedError(f"{what}: only order='C' is supported for codistributed "
-                                  f"arrays ({layout_text(D._codist)})")
+    all-to-all of contiguous ranges into the flat-range layout of the new shape. 'F'
+    order (column-major, MATLAB's): the same on the transposes (local views); 'A' and
+    'K' read a codistributed array in C order."""
+    if order in ("F", "f"):  # column-major (MATLAB's D(:)): the C-order reshape of the transposes
+        S = (shape,) if isinstance(shape, (numbers.Integral, np.integer)) else tuple(shape)
+        return transpose_axes(reshape_to(transpose_axes(D, None), S[::-1], "C", what), None)
+    if order not in ("C", "A", "K", "c", "a", "k", None) or (order in ("K", "k") and what == "reshape"):
+        raise ValueError(f"{what}: order must be one of 'C', 'F', 'A'" + (", 'K'" if what != "reshape" else "")
+                         + f", got {order!r}")
     G = tuple(D.shape)
     S = _new_shape(D, math.prod(G), shape, what)
     lab, n = labs_of(D, what)

@@ -19,12 +19,12 @@ from ..lab import lazy_comm as comm
 from ..layouts.codistributor import Codistributor, codistributor1d
 from ..layouts.plan import transfer_regions
 from ..layouts.regions import RegionCopy, put
-from .base import CodistArray, check_codist_arg, complete, is_plain, labs_for, need, numlabs_of
+from .base import CodistArray, check_codist_arg, complete, here, is_plain, labs_for, need, numlabs_of
 from .collectives import EMPTY_BYTES, as_bytes, check_agree
 from .layout import concatenates, default_layout
 from .reshard import reshard
 
-__all__ = ["redistribute", "distributed_along", "gather"]
+__all__ = ["redistribute", "redistribute_into", "distributed_along", "gather"]
 
 
 def redistribute(D: Any, codist: Codistributor | None = None) -> Any:
@@ -48,14 +48,25 @@ def redistribute(D: Any, codist: Codistributor | None = None) -> Any:
         return reshard(D, target, what)  # halos, blocks, chunk maps, modes
     if target == src:
         return D.copy()
-    local = D._local
     new = np.empty(target.localShape(lab, n), dtype=D.dtype)
-    moves = _moves(src, target, n, lab)
+    redistribute_into(D, target, new, what)
+    return type(D)._from_local(new, target)
+
+
+def redistribute_into(D: CodistArray, target: Codistributor, new: np.ndarray, what: str = "redistribute") -> None:
+    """This lab's part of ``D`` (plain layout, replica mode) in the plain layout ``target``
+    (complete, of D's shape), written into ``new`` (of the part's shape; a view into a
+    larger array is fine): the moves of ``redistribute``, without its checks."""
+    lab, n = here()
+    local = D._local
+    if target == D._codist:
+        np.copyto(new, local)
+        return
+    moves = _moves(D._codist, target, n, lab)
     moves.keep.run(new, local)
     if n == 1 or _exchange_shared(new, local, moves, lab, what):
-        return type(D)._from_local(new, target)
+        return
     _exchange_alltoallv(new, local, moves, lab, what)
-    return type(D)._from_local(new, target)
 
 
 class _Moves(NamedTuple):

@@ -41,6 +41,7 @@ from ..protocol.messages import Call, Get, Input, Set, Summary
 from ..protocol.values import is_handle
 from .display import distributed_html
 from .execute import register_handle, run_block
+from .habits_array import DistributedHabits
 from .pool import gcp
 from .preview import corner_text, fetch_corner
 
@@ -262,7 +263,7 @@ def _forward(name: str, doc: str = ""):
     return method
 
 
-class distributed:
+class distributed(DistributedHabits):
     """A client handle to an array distributed over the labs of a pool.
 
     ``distributed(X)`` scatters the numpy array ``X`` over the current pool with the
@@ -313,6 +314,9 @@ class distributed:
             pool.free_later(key, pool.generation)
             raise
         self._bind(pool, key, X.shape, X.dtype, target)
+
+    def _on_labs(self, fn: Any, args: tuple, kwargs: Optional[dict] = None) -> Any:
+        return _run(fn, args, kwargs)
 
     def _bind(self, pool, key: int, shape, dtype, codist) -> None:
         self._pool = pool
@@ -425,7 +429,9 @@ class distributed:
 
     def __repr__(self) -> str:
         labs = labs_words(list(range(1, self._nlabs + 1)))
-        head = f"distributed array, shape {self._shape}, dtype {self._dtype}, on {labs}\n  {self._codist!r}"
+        parts = getattr(self._codist, "partitions_text", None)  # Dagger's words for block layouts
+        head = (f"distributed array, shape {self._shape}, dtype {self._dtype}, on {labs}"
+                f"{' ' + parts() if parts else ''}\n  {self._codist!r}")
         if self._pool.state == "closed" or self._pool.generation != self._generation:
             return head + "\n  (data lost: the pool stopped)"
         values = self._values_text()

@@ -13,9 +13,10 @@ How Dagger's names map to ours:
   order are our labs 1..p;
 - ``:cyclicrow`` -> ``'cyclicrow'``: row block i to lab ``i % p + 1``;
 - ``:blockcol`` / ``:cycliccol`` -> ``'blockcol'`` / ``'cycliccol'``: the same over the
-  column blocks. Dagger uses the array's *last* dimension for these (and for a 1-D array
-  the only one); here they use the second dimension, as MATLAB's columns, and a 1-D array
-  has none (ValueError). For 2-D arrays the two agree;
+  column blocks. Dagger uses the array's *last* dimension for these; here they use the
+  second dimension, as MATLAB's columns. For 2-D arrays the two agree, and for a 1-D
+  array both use its only dimension, as Dagger's ``distribute(v, Blocks(3), :blockcol)``
+  (so on a vector ``'blockcol'`` is ``'blockrow'`` and ``'cycliccol'`` is ``'cyclicrow'``);
 - an integer array of worker ids -> an integer array of lab numbers with one dimension
   per array dimension: block ``(i, j, ...)`` goes to ``assignment[i % r, j % c, ...]``
   (Dagger's ``assignment[mod1(i, r), mod1(j, c), ...]`` with 1-based block indices);
@@ -146,9 +147,6 @@ class codistributorBlocks(SizedLayout):
         if self._array is not None and self._array.ndim != len(g):
             raise ValueError(f"the assignment array is {self._array.ndim}-D but the array is {len(g)}-D "
                              "(it needs one dimension per array dimension)")
-        if self._name in ("blockcol", "cycliccol") and len(g) < 2:
-            raise ValueError(f"assignment {self._name!r} assigns column blocks, but a 1-D array has no columns "
-                             "(use 'blockrow' or 'cyclicrow')")
 
     # ---- properties
     @property
@@ -180,9 +178,22 @@ class codistributorBlocks(SizedLayout):
         """Owners of the blocks with (broadcast) block indices ``blocks``, without
         materialising one entry per block of the array."""
         if self._line is not None:
-            d = 0 if self._name.endswith("row") else 1
+            d = self._line_dim()
             return self._line[blocks[d]] + np.zeros(np.broadcast_shapes(*(b.shape for b in blocks)), dtype=np.int64)
         return self._array[tuple(b % r for b, r in zip(blocks, self._array.shape))]
+
+    def _line_dim(self) -> int:
+        """The axis a named rule deals blocks along: rows, or columns (a vector's only axis)."""
+        assert self._name is not None and self._gsize is not None
+        return 0 if self._name.endswith("row") else min(1, len(self._gsize) - 1)
+
+    def partitions_text(self) -> str:
+        """Dagger's words for the blocks: ``with 2×2 partitions of size 50×50``."""
+        c = self._ready(self._numlabs) if self._numlabs is not None else None
+        if c is None or c._nb is None:
+            raise ValueError(f"{_NAME}.partitions_text needs a complete layout")
+        return (f"with {'×'.join(map(str, c._nb))} partitions of size "
+                f"{'×'.join(map(str, (min(b, m) for b, m in zip(c.BlockSize, c._gsize))))}")
 
     def _key(self) -> tuple:
         a = self._name if self._array is None else (self._array.shape, tuple(self._array.ravel().tolist()))
@@ -219,7 +230,7 @@ class codistributorBlocks(SizedLayout):
         nb = self._nb = tuple(-(-m // b) for m, b in zip(g, bs))
         everything = [np.arange(k, dtype=np.int64) for k in nb]
         if self._name is not None:
-            d = 0 if self._name.endswith("row") else 1
+            d = self._line_dim()
             if self._name.startswith("block"):
                 q, r = divmod(nb[d], p)
                 line = np.repeat(np.arange(1, p + 1), [q + 1] * r + [q] * (p - r))

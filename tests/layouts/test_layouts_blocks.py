@@ -116,9 +116,33 @@ def test_dagger_vector_15():
     eq(a.localSelection(2, 4)[0], [0, 1, 2, 12, 13, 14])
     assert a.localSelection(1, 4) == (slice(6, 9),)
     assert a.describe_slice(2, 4) == "This lab stores blocks of size 3 of D: elements [0:3, 12:15]."
-    for name in ("blockcol", "cycliccol"):  # Dagger uses the last dimension; here columns are dimension 2
-        with pytest.raises(ValueError, match=f"assignment '{name}' assigns column blocks, but a 1-D array has no columns"):
-            codistributorBlocks(3, name).complete((15,), 4)
+
+
+
+def test_dagger_vector_15_blockcol_and_cycliccol():
+    """Dagger's ``vd = distribute(v, Blocks(3), :blockcol)`` (and ``:cycliccol``) on
+    ``v = ones(15)`` with 4 workers: a vector's column blocks are its only blocks."""
+    col = codistributorBlocks(3, "blockcol").complete((15,), 4)
+    cyc = codistributorBlocks(3, "cycliccol").complete((15,), 4)
+    eq(col.BlockOwners, [1, 1, 2, 3, 4])
+    eq(cyc.BlockOwners, [1, 2, 3, 4, 1])
+    assert col.localSelection(1, 4) == (slice(0, 6),) and col.localSelection(4, 4) == (slice(12, 15),)
+    eq(cyc.localSelection(1, 4)[0], [0, 1, 2, 12, 13, 14])
+    for c, rule in ((col, "blockrow"), (cyc, "cyclicrow")):  # the same layouts as the row rules
+        row = codistributorBlocks(3, rule).complete((15,), 4)
+        for lab in range(1, 5):
+            eq(c.globalIndices(1, lab, 4), row.globalIndices(1, lab, 4))
+    assert col.ownerOf(7, 4) == 2 and cyc.ownerOf(13, 4) == 1
+    assert col.partitions_text() == "with 5 partitions of size 3"
+
+
+def test_dagger_partitions_text():
+    """Dagger's display: ``DMatrix{Float64}(100, 100) with 2x2 partitions of size 50x50``."""
+    assert codistributorBlocks((50, 50)).complete((100, 100), 4).partitions_text() == \
+        "with 2×2 partitions of size 50×50"
+    assert codistributorBlocks((10, 50)).complete((100, 500), 6).partitions_text() == \
+        "with 10×10 partitions of size 10×50"
+    assert codistributorBlocks(64).complete((3, 100), 2).partitions_text() == "with 1×2 partitions of size 3×64"
 
 
 def test_dagger_cube_5x5x5():

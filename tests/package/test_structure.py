@@ -85,14 +85,17 @@ ARRAY_LAYERS = [
     {"layout"},
     {"collectives", "grid"},
     {"reshard"},
-    {"transfer"},
-    {"adapt"},
+    {"transfer", "fromlab"},
+    {"adapt", "printing"},
     {"elementwise"},
     {"reductions"},
     {"reshape"},
+    {"shapes"},  # issue 21: *_like, copyto, swapaxes, moveaxis, expand_dims, diagonal
+    {"join"},  # issue 21: concatenate, stack, ...
+    {"rearrange"},  # issue 21: delete, insert, repeat, tile, flip, roll
     {"indexing", "matmul"},
     {"creation"},
-    {"ops"},
+    {"ops", "habits"},
     {"array"},
     {"calls"},
     # sparse matrices (issue 25), built on the array class; reached through base.sparse_package
@@ -160,6 +163,9 @@ ADDED_NAMES = {
     # sparse matrices and Krylov solvers (issue 25)
     "sparse", "speye", "sprand", "sprandn", "spdiags", "kron", "issparse", "full", "nnz", "nonzeros", "find",
     "pcg", "gmres", "bicgstab", "bicg", "cgs", "minres", "lsqr", "jacobi", "ilu", "ichol",
+    # the seed systems' last gaps (issue 24): pbdMPI's comm.print, Dagger's AutoBlocks, CuPy's index maps
+    "labprint", "AutoBlocks", "make_2d_index_map",
+    "cat", "horzcat", "vertcat",  # joining (issue 21)
 }
 
 
