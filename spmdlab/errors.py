@@ -6,7 +6,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-__all__ = ["SpmdError", "LabDiedError", "SpmdTimeoutError", "PoolError", "SpmdSourceError",
+__all__ = ["SpmdError", "LabDiedError", "SpmdTimeoutError", "PoolError", "SpmdSourceError", "NoDataError",
            "RemoteError", "lab_ranges", "labs_label", "labs_words", "labs_verb", "where_lines",
            "group_errors", "display_names"]
 
@@ -185,6 +185,10 @@ class SpmdTimeoutError(SpmdError):
     def __init__(self, message: str, waiting: dict[int, str]):
         super().__init__(message)
         self.waiting = waiting
+
+
+class NoDataError(SpmdError, LookupError):
+    """A Composite element was read on a lab that holds no value for it."""
 
 
 class PoolError(SpmdError):

@@ -51,8 +51,9 @@ def getLocalPart(D: codistributed) -> np.ndarray:
     """This lab's part of ``D`` (the stored numpy array itself, not a copy; the
     scipy.sparse part of a sparse codistributed matrix: once ``S @ x`` has split a
     row-distributed one into its two blocks, a csr part rebuilt from them)."""
-    if is_scipy_sparse(getattr(D, "_local", None)):
-        return D._local
+    local: Any = getattr(D, "_local", None)  # (read once: a split sparse part is rebuilt on each read)
+    if is_scipy_sparse(local):
+        return local
     if getattr(type(D), "_spmdlab_subgrid", False):
         return getattr(D, "local")  # an array on a sub-grid: empty outside it
     return need(D, "getLocalPart")._local

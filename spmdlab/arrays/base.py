@@ -26,7 +26,8 @@ from ..layouts.chunks import codistributorChunks
 from ..layouts.codistributor import Codistributor, Layout, codistributor1d, codistributor2dbc
 
 __all__ = ["GRID_HOOKS", "on_subgrid_args",
-           "NOVALUE", "CODISTRIBUTORS", "MODES", "CodistArray", "here", "numlabs_of", "check_codist_arg",
+           "NOVALUE", "CODISTRIBUTORS", "MODES", "CodistArray", "here", "numlabs_of", "labs_for", "is_codist",
+           "check_codist_arg",
            "complete", "check_dtype", "need", "layout_text", "describe", "is_plain", "parts_of", "check_mode", "Chunks",
            "sparse_error", "is_scipy_sparse", "sparse_package", "register_sparse_loader"]
 
@@ -78,6 +79,21 @@ def numlabs_of(c: Layout) -> int:
     if n is None:
         raise TypeError(f"{c!r} is not complete: it has no number of labs")
     return n
+
+
+def labs_for(c: Layout, what: str) -> tuple[int, int]:
+    """``(labindex, numlabs)``, checking that the complete codistributor ``c`` is laid out
+    for the running block's labs (one clear error, the same on every lab, if not)."""
+    lab, n = here()
+    m = numlabs_of(c)
+    if m != n:
+        raise ValueError(f"{what}: the array is distributed over {m} labs but this block runs on {n}")
+    return lab, n
+
+
+def is_codist(x: Any) -> bool:
+    """True for a codistributed array (not for a sparse one, nor a replicated value)."""
+    return isinstance(x, CodistArray)
 
 
 def is_plain(c: Any) -> bool:

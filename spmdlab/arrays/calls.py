@@ -13,7 +13,7 @@ from ..errors import SpmdError
 from ..layouts.base import LayoutBase
 from ..layouts.codistributor import codistributor1d
 from . import threads
-from .array import codistributed
+from .array import codistributed, getLocalPart
 from .base import complete, numlabs_of
 from .collectives import allgather
 from .transfer import redistribute
@@ -44,14 +44,14 @@ def construct(name: str, args: tuple, kwargs: dict, small: float = 0) -> Any:
     elements built without a codistributor moves whole to lab 1 (``placed``)."""
     D = getattr(codistributed, name)(*args, **kwargs)
     explicit = any(isinstance(v, LayoutBase) for v in (*args, *kwargs.values()))
-    if explicit or not isinstance(D, codistributed) or D._codist != complete(None, D.shape, _numlabs(D)):
+    if explicit or not isinstance(D, codistributed) or D.codistributor != complete(None, D.shape, _numlabs(D)):
         return D
     target = placed(None, D.shape, _numlabs(D), small)
-    return D if target == D._codist else redistribute(D, target)
+    return D if target == D.codistributor else redistribute(D, target)
 
 
 def _numlabs(D: codistributed) -> int:
-    return numlabs_of(D._codist)
+    return numlabs_of(D.codistributor)
 
 
 def to_codistributed(value: Any, codist: Any) -> Any:
@@ -63,7 +63,7 @@ def local_rows(value: Any, key: int, lo: int, hi: int) -> np.ndarray:
     """``Call`` handler: rows lo:hi of this lab's local part (a view: sent without a copy)."""
     if not isinstance(value, codistributed):
         raise SpmdError(f"the distributed array's data (key {key}) is gone from this lab")
-    return np.ascontiguousarray(value._local[lo:hi])
+    return np.ascontiguousarray(getLocalPart(value)[lo:hi])
 
 
 def nnz_per_lab(S: Any) -> list[int]:

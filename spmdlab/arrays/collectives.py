@@ -77,20 +77,22 @@ def allgather(x: np.ndarray, what: str) -> np.ndarray:
     return out
 
 
-def allgatherv(x: np.ndarray, counts: np.ndarray, what: str) -> np.ndarray:
-    """Concatenation, in lab order, of every lab's 1-D ``x`` (lab k has ``counts[k-1]``)."""
+def allgatherv(x: np.ndarray, counts: Sequence[int] | np.ndarray, what: str) -> np.ndarray:
+    """Every lab's ``x`` stacked along the first axis in lab order, on every lab: lab k
+    gives ``counts[k-1]`` rows (elements of a 1-D ``x``), with the same trailing shape and
+    dtype on every lab (one ``Iallgatherv``)."""
     _, n = here()
     x = np.ascontiguousarray(x)
     if n == 1:
         return x.copy()
-    item = x.dtype.itemsize
-    out = np.empty(int(np.sum(counts)), dtype=x.dtype)
+    tail = x.shape[1:]
+    out = np.empty((int(np.sum(counts)),) + tail, dtype=x.dtype)
     if out.nbytes == 0:
         return out
-    c = np.asarray(counts, dtype=np.int64) * item
+    c = np.asarray(counts, dtype=np.int64) * (math.prod(tail) * x.dtype.itemsize)
     d = np.concatenate(([0], np.cumsum(c)[:-1])).astype(np.int64)
     send = as_bytes(x)
-    recv = out.view(np.uint8)
+    recv = out.reshape(-1).view(np.uint8)
     MPI = comm.MPI
     comm.wait(comm.block().Iallgatherv([send, MPI.BYTE], [recv, (c, d), MPI.BYTE]), what,
               keep=(send, out, c, d))

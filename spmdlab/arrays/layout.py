@@ -13,7 +13,7 @@ import numpy as np
 
 from ..layouts.codistributor import Codistributor, codistributor1d
 from ..layouts.regions import take
-from .base import CodistArray, here, numlabs_of
+from .base import CodistArray, here, labs_for
 
 __all__ = ["is1d", "labs_of", "local_sel", "sel_global", "default_layout", "replicated_result", "concatenates",
            "flat_layout", "flat_ranges"]
@@ -25,11 +25,7 @@ def is1d(codist: Codistributor) -> bool:
 
 def labs_of(D: CodistArray, what: str) -> tuple[int, int]:
     """``(labindex, numlabs)``, checking the array is laid out for this block's labs."""
-    lab, n = here()
-    m = numlabs_of(D._codist)
-    if m != n:
-        raise ValueError(f"{what}: the array is distributed over {m} labs but this block runs on {n}")
-    return lab, n
+    return labs_for(D.codistributor, what)
 
 
 @functools.lru_cache(maxsize=256)

@@ -25,28 +25,13 @@ from .grid import ProcessGrid
 from .layout import is1d, labs_of, local_sel, replicated_result
 from .reductions import combine
 from .registry import implements
-from .transfer import gather, redistribute
+from .transfer import distributed_along, gather, redistribute
 
 __all__ = ["matmul", "np_dot"]
 
 
 _SUMMA_PANEL = 512  # k-columns per SUMMA step (rounded to whole blocks)
 _SHARED = True  # SUMMA through the staging window when the labs share one machine
-
-
-def _rows(D, what: str):
-    """D laid out by rows (a 1-D layout along dimension 1; kept if it already is)."""
-    c = D._codist
-    if is1d(c) and c.Dimension == 1:
-        return D
-    return redistribute(D, codistributor1d(1))
-
-
-def _cols(D, what: str):
-    c = D._codist
-    if is1d(c) and c.Dimension == 2:
-        return D
-    return redistribute(D, codistributor1d(2))
 
 
 def matmul(a: Any, b: Any, what: str = "matmul") -> Any:
@@ -123,12 +108,12 @@ def _matvec(A, x, rdt, what: str):
 def _matmat(A, B, rdt, what: str):
     n_, m_ = A.shape[0], B.shape[1]
     if not isinstance(A, CodistArray):
-        Bc = _cols(B, what)
+        Bc = distributed_along(B, 2)
         c = Bc._codist
         return type(B)._from_local(np.asarray(A @ Bc._local, dtype=rdt),
                                    codistributor1d(2, c.Partition, (n_, m_)))
     if not isinstance(B, CodistArray):
-        Ar = _rows(A, what)
+        Ar = distributed_along(A, 1)
         c = Ar._codist
         return type(A)._from_local(np.asarray(Ar._local @ B, dtype=rdt),
                                    codistributor1d(1, c.Partition, (n_, m_)))
@@ -140,7 +125,7 @@ def _matmat(A, B, rdt, what: str):
         target = codistributor2dbc(ca.LabGrid, ca.BlockSize, ca.Orientation, tuple(B.shape))
         Bb = B if B._codist == target else redistribute(B, target)
         return _summa(A, Bb, rdt, what)
-    return _ring(_rows(A, what), _rows(B, what), rdt, what)
+    return _ring(distributed_along(A, 1), distributed_along(B, 1), rdt, what)
 
 
 def _ring(A, B, rdt, what: str):
@@ -179,6 +164,97 @@ def _class_order(ks: np.ndarray, b: int, L: int) -> np.ndarray:
     return np.argsort(cls, kind="stable")
 
 
+def _regroup(x: np.ndarray, order: np.ndarray, axis: int, out: np.ndarray | None = None) -> np.ndarray:
+    """``x`` with its k positions (along ``axis``) taken in ``order``, into ``out`` if given."""
+    if np.array_equal(order, np.arange(order.size)):  # one class (e.g. r divides q)
+        if out is None:
+            return x
+        np.copyto(out, x)
+        return out
+    out = np.empty(x.shape, dtype=x.dtype) if out is None else out
+    np.take(x, order, axis=axis, out=out)
+    return out
+
+
+class _SharedSumma:
+    """The labs' parts of A and B in the staging window, each lab's k blocks grouped by
+    class ``K mod lcm(r, q)`` (see ``summa_shared``)."""
+
+    def __init__(self, A: CodistArray, B: CodistArray, rdt: np.dtype, lab: int, n: int) -> None:
+        self.A, self.B, self.rdt, self.lab, self.n = A, B, rdt, lab, n
+        ca, cb = A._codist, B._codist
+        self.g = g = ProcessGrid(ca, lab, n)
+        self.b = ca.BlockSize
+        self.L = math.lcm(g.nprow, g.npcol)
+        self.shapes_a = [ca.localShape(p, n) for p in range(1, n + 1)]
+        self.shapes_b = [cb.localShape(p, n) for p in range(1, n + 1)]
+        it = np.dtype(rdt).itemsize
+        self.size_a = [math.prod(s) * it if g.npcol > 1 else 0 for s in self.shapes_a]  # A travels along grid rows
+        self.size_b = [math.prod(s) * it if g.nprow > 1 else 0 for s in self.shapes_b]
+        self.kA = {j: ca.globalIndices(2, g.lab_at(0, j), n) for j in range(g.npcol)}  # k's per grid column
+        self.kB = {i: cb.globalIndices(1, g.lab_at(i, 0), n) for i in range(g.nprow)}  # k's per grid row
+        self.mine_a = self.grouped(self.kA[g.mycol])
+        self.mine_b = self.grouped(self.kB[g.myrow])
+
+    def grouped(self, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The order that groups ``ks`` by class, and where each class starts in it."""
+        counts = np.bincount((ks // self.b) % self.L, minlength=self.L)
+        return _class_order(ks, self.b, self.L), np.concatenate(([0], np.cumsum(counts)))
+
+    def stage(self, st: Any) -> None:
+        """Copy this lab's parts (grouped by class) into its segment of the window, where
+        the other labs of its grid row (A) and column (B) read them."""
+        Al, Bl, rdt = self.A._local, self.B._local, self.rdt
+        seg = st.segment(self.lab - 1)
+        if self.g.npcol > 1 and Al.size:
+            _regroup(Al, self.mine_a[0], 1, seg[:Al.nbytes].view(rdt).reshape(Al.shape))
+        if self.g.nprow > 1 and Bl.size:
+            off = self.size_a[self.lab - 1]
+            _regroup(Bl, self.mine_b[0], 0, seg[off:off + Bl.nbytes].view(rdt).reshape(Bl.shape))
+
+    def parts_a(self, st: Any) -> dict[int, np.ndarray]:
+        """The parts of A of the labs in this lab's grid row, by lab, as the window holds
+        them (this lab's own, regrouped, when A does not travel)."""
+        g = self.g
+        if g.npcol == 1:
+            return {self.lab: _regroup(self.A._local, self.mine_a[0], 1)}
+        labs = [g.lab_at(g.myrow, j) for j in range(g.npcol)]
+        return {la: st.segment(la - 1)[:self.size_a[la - 1]].view(self.rdt).reshape(self.shapes_a[la - 1])
+                for la in labs}
+
+    def parts_b(self, st: Any) -> dict[int, np.ndarray]:
+        """The parts of B of the labs in this lab's grid column, by lab (see ``parts_a``)."""
+        g = self.g
+        if g.nprow == 1:
+            return {self.lab: _regroup(self.B._local, self.mine_b[0], 0)}
+        parts = {}
+        for lb in (g.lab_at(i, g.mycol) for i in range(g.nprow)):
+            o = self.size_a[lb - 1]
+            parts[lb] = st.segment(lb - 1)[o:o + self.size_b[lb - 1]].view(self.rdt).reshape(self.shapes_b[lb - 1])
+        return parts
+
+    def multiply(self, st: Any) -> np.ndarray:
+        """This lab's block of C: class by class, one in-place GEMM of the A columns of
+        the lab in its grid row that owns the class with the B rows of the lab in its
+        grid column that owns it."""
+        g = self.g
+        pr, pc, r, q = g.myrow, g.mycol, g.nprow, g.npcol
+        C = np.zeros((self.A._local.shape[0], self.B._local.shape[1]), dtype=self.rdt)
+        if not C.size:
+            return C
+        parts_a, parts_b = self.parts_a(st), self.parts_b(st)
+        for c in range(self.L):
+            ja, ib = c % q, c % r
+            offs_a = self.mine_a[1] if ja == pc else self.grouped(self.kA[ja])[1]
+            offs_b = self.mine_b[1] if ib == pr else self.grouped(self.kB[ib])[1]
+            a0, a1 = offs_a[c], offs_a[c + 1]
+            b0, b1 = offs_b[c], offs_b[c + 1]
+            if a1 > a0:
+                Apart, Bpart = parts_a[g.lab_at(pr, ja)], parts_b[g.lab_at(ib, pc)]
+                gemm(1.0, Apart[:, a0:a1], Bpart[b0:b1, :], 1.0, C)
+        return C
+
+
 def summa_shared(A: CodistArray, B: CodistArray, rdt: Any, what: str) -> CodistArray | None:
     """SUMMA with the panels read straight from the labs' staging window (one machine):
     each lab copies its part of A (if its grid row has other labs) and of B (if its grid
@@ -189,171 +265,130 @@ def summa_shared(A: CodistArray, B: CodistArray, rdt: Any, what: str) -> CodistA
     no packing, no waiting while computing). None when there is no window (labs on
     several machines, parts above ``SPMDLAB_STAGING_MB``) or the dtypes need numpy."""
     lab, n = here()
-    Al, Bl = A._local, B._local
-    if not (supported(rdt) and Al.dtype == rdt and Bl.dtype == rdt):
+    if not (supported(rdt) and A._local.dtype == rdt and B._local.dtype == rdt):
         return None
-    ca, cb = A._codist, B._codist
-    g = ProcessGrid(ca, lab, n)
-    r, q = g.nprow, g.npcol
-    b = ca.BlockSize
-    L = math.lcm(r, q)
-    shapes_a = [ca.localShape(p, n) for p in range(1, n + 1)]
-    shapes_b = [cb.localShape(p, n) for p in range(1, n + 1)]
-    it = np.dtype(rdt).itemsize
-    size_a = [math.prod(s) * it if q > 1 else 0 for s in shapes_a]
-    size_b = [math.prod(s) * it if r > 1 else 0 for s in shapes_b]
-    sizes = [sa + sb for sa, sb in zip(size_a, size_b)]
-    st = comm.staging(sizes, what)  # collective: every lab gets the same answer
+    plan = _SharedSumma(A, B, np.dtype(rdt), lab, n)
+    st = comm.staging([sa + sb for sa, sb in zip(plan.size_a, plan.size_b)], what)  # collective: the same answer
     if st is None:
         return None
-    pr, pc = g.myrow, g.mycol
-    kA = {j: ca.globalIndices(2, g.lab_at(0, j), n) for j in range(q)}
-    kB = {i: cb.globalIndices(1, g.lab_at(i, 0), n) for i in range(r)}
-
-    def grouped(ks: np.ndarray) -> tuple:
-        order = _class_order(ks, b, L)
-        counts = np.bincount((ks // b) % L, minlength=L)
-        return order, np.concatenate(([0], np.cumsum(counts)))
-
-    mine_a = grouped(kA[pc])
-    mine_b = grouped(kB[pr])
-
-    def regroup(x: np.ndarray, order: np.ndarray, axis: int, out: Any = None) -> np.ndarray:
-        if np.array_equal(order, np.arange(order.size)):  # one class (e.g. r divides q)
-            if out is None:
-                return x
-            np.copyto(out, x)
-            return out
-        out = np.empty(x.shape, dtype=rdt) if out is None else out
-        np.take(x, order, axis=axis, out=out)
-        return out
-
-    seg = st.segment(lab - 1)
-    if q > 1 and Al.size:
-        regroup(Al, mine_a[0], 1, seg[:Al.nbytes].view(rdt).reshape(Al.shape))
-    if r > 1 and Bl.size:
-        off = size_a[lab - 1]
-        regroup(Bl, mine_b[0], 0, seg[off:off + Bl.nbytes].view(rdt).reshape(Bl.shape))
+    plan.stage(st)
     st.sync(what)
-    nl, ml = Al.shape[0], Bl.shape[1]
-    C = np.zeros((nl, ml), dtype=rdt)
-    own_a = None if q > 1 else regroup(Al, mine_a[0], 1)
-    own_b = None if r > 1 else regroup(Bl, mine_b[0], 0)
-    if nl and ml:
-        for c in range(L):
-            ja, ib = c % q, c % r
-            la, lb = g.lab_at(pr, ja), g.lab_at(ib, pc)
-            if q > 1:
-                sa = shapes_a[la - 1]
-                Apart = st.segment(la - 1)[:size_a[la - 1]].view(rdt).reshape(sa)
-            else:
-                Apart = own_a
-            if r > 1:
-                sb = shapes_b[lb - 1]
-                o = size_a[lb - 1]
-                Bpart = st.segment(lb - 1)[o:o + size_b[lb - 1]].view(rdt).reshape(sb)
-            else:
-                Bpart = own_b
-            offs_a = mine_a[1] if ja == pc else grouped(kA[ja])[1]
-            offs_b = mine_b[1] if ib == pr else grouped(kB[ib])[1]
-            a0, a1 = offs_a[c], offs_a[c + 1]
-            b0, b1 = offs_b[c], offs_b[c + 1]
-            if a1 > a0:
-                gemm(1.0, Apart[:, a0:a1], Bpart[b0:b1, :], 1.0, C)
+    C = plan.multiply(st)
     st.sync(what)  # no lab writes its segment again while another still reads it
-    return type(A)._from_local(C, codistributor2dbc(ca.LabGrid, b, ca.Orientation, (A.shape[0], B.shape[1])))
+    ca = A._codist
+    return type(A)._from_local(C, codistributor2dbc(ca.LabGrid, ca.BlockSize, ca.Orientation,
+                                                    (A.shape[0], B.shape[1])))
 
 
-def _summa(A, B, rdt, what: str):
-    """SUMMA for A (n, k) and B (k, m) on the same 2dbc lab grid and block size."""
-    if here()[1] > 1 and _SHARED:
-        C = summa_shared(A, B, rdt, what)
-        if C is not None:
-            return C
-    lab, n = here()
-    ca, cb = A._codist, B._codist
-    g = ProcessGrid(ca, lab, n)
-    r, q, pr, pc = g.nprow, g.npcol, g.myrow, g.mycol
-    row_peers = [g.lab_at(pr, j) for j in range(q)]  # labs in my grid row, by grid column
-    col_peers = [g.lab_at(i, pc) for i in range(r)]  # labs in my grid column, by grid row
-    kA = [ca.globalIndices(2, g.lab_at(0, j), n) for j in range(q)]  # k's held per grid column
-    kB = [cb.globalIndices(1, g.lab_at(i, 0), n) for i in range(r)]  # k's held per grid row
-    Al, Bl = A._local, B._local
-    adt, bdt = Al.dtype, Bl.dtype
-    nl, ml = Al.shape[0], Bl.shape[1]
-    k = A.shape[1]
-    C = np.zeros((nl, ml), dtype=rdt)
-    b = ca.BlockSize
-    width = b * max(1, _SUMMA_PANEL // b)
-    panels = list(range(0, k, width))
+class _PanelSumma:
+    """SUMMA by messages: panels of A travel along grid rows and of B along grid
+    columns, one panel (``_SUMMA_PANEL`` k's, whole blocks) ahead of the products."""
 
-    def bounds(ks: np.ndarray, K0: int, K1: int) -> tuple:
+    def __init__(self, A: CodistArray, B: CodistArray, what: str, lab: int, n: int) -> None:
+        ca, cb = A._codist, B._codist
+        self.g = g = ProcessGrid(ca, lab, n)
+        self.what, self.lab, self.n = what, lab, n
+        self.row_peers = [g.lab_at(g.myrow, j) for j in range(g.npcol)]  # labs in my grid row, by grid column
+        self.col_peers = [g.lab_at(i, g.mycol) for i in range(g.nprow)]  # labs in my grid column, by grid row
+        self.kA = [ca.globalIndices(2, g.lab_at(0, j), n) for j in range(g.npcol)]  # k's held per grid column
+        self.kB = [cb.globalIndices(1, g.lab_at(i, 0), n) for i in range(g.nprow)]  # k's held per grid row
+        self.Al, self.Bl = A._local, B._local
+        self.nl, self.ml = self.Al.shape[0], self.Bl.shape[1]
+        self.k = A.shape[1]
+        b = ca.BlockSize
+        self.width = b * max(1, _SUMMA_PANEL // b)
+
+    @staticmethod
+    def bounds(ks: np.ndarray, K0: int, K1: int) -> tuple[int, int]:
         return int(np.searchsorted(ks, K0)), int(np.searchsorted(ks, K1))
 
-    def start(K0: int):
-        K1 = min(K0 + width, k)
-        a0, a1 = bounds(kA[pc], K0, K1)
-        b0, b1 = bounds(kB[pr], K0, K1)
-        a_send = np.ascontiguousarray(Al[:, a0:a1])
-        b_send = np.ascontiguousarray(Bl[b0:b1, :])
+    def start(self, K0: int) -> tuple:
+        """Send this lab's pieces of the panel from ``K0`` and post the receives."""
+        K1 = min(K0 + self.width, self.k)
+        a0, a1 = self.bounds(self.kA[self.g.mycol], K0, K1)
+        b0, b1 = self.bounds(self.kB[self.g.myrow], K0, K1)
+        a_send = np.ascontiguousarray(self.Al[:, a0:a1])
+        b_send = np.ascontiguousarray(self.Bl[b0:b1, :])
         ex = None
-        if n > 1:
-            sends: list = [None] * n
-            rcounts = [0] * n
-            for j, peer in enumerate(row_peers):
-                if peer != lab:
+        if self.n > 1:
+            sends: list = [None] * self.n
+            rcounts = [0] * self.n
+            for j, peer in enumerate(self.row_peers):
+                if peer != self.lab:
                     sends[peer - 1] = a_send
-                    lo, hi = bounds(kA[j], K0, K1)
-                    rcounts[peer - 1] += nl * (hi - lo) * adt.itemsize
-            for i, peer in enumerate(col_peers):
-                if peer != lab:
+                    lo, hi = self.bounds(self.kA[j], K0, K1)
+                    rcounts[peer - 1] += self.nl * (hi - lo) * self.Al.dtype.itemsize
+            for i, peer in enumerate(self.col_peers):
+                if peer != self.lab:
                     sends[peer - 1] = b_send
-                    lo, hi = bounds(kB[i], K0, K1)
-                    rcounts[peer - 1] += (hi - lo) * ml * bdt.itemsize
-            ex = Exchange(sends, rcounts, what)
+                    lo, hi = self.bounds(self.kB[i], K0, K1)
+                    rcounts[peer - 1] += (hi - lo) * self.ml * self.Bl.dtype.itemsize
+            ex = Exchange(sends, rcounts, self.what)
         return K0, K1, a_send, b_send, ex
 
-    def finish(h):
+    def finish(self, h: tuple) -> list[tuple[np.ndarray, np.ndarray]]:
         """The step's products as (A part, matching B rows) pairs: each A part is used as
         it arrived (no assembly copy); B's panel rows are laid out in the same k order."""
         K0, K1, a_send, b_send, ex = h
-        chunks = ex.finish() if ex is not None else None
-        w = K1 - K0
+        chunks = ex.finish() if ex is not None else []  # (one lab: every piece is its own)
         parts, order = [], []
-        for j, peer in enumerate(row_peers):
-            lo, hi = bounds(kA[j], K0, K1)
+        for j, peer in enumerate(self.row_peers):
+            lo, hi = self.bounds(self.kA[j], K0, K1)
             if hi == lo:
                 continue
-            parts.append(a_send if peer == lab else chunks[peer - 1].view(adt).reshape(nl, hi - lo))
-            order.append(kA[j][lo:hi] - K0)
-        pos = np.empty(w, dtype=np.int64)  # k (in the panel) -> row in Bp
-        pos[np.concatenate(order)] = np.arange(w)
-        Bp = np.empty((w, ml), dtype=bdt)
-        for i, peer in enumerate(col_peers):
-            lo, hi = bounds(kB[i], K0, K1)
-            if hi == lo:
-                continue
-            part = b_send if peer == lab else chunks[peer - 1].view(bdt).reshape(hi - lo, ml)
-            rows = pos[kB[i][lo:hi] - K0]
-            if rows.size and rows[-1] - rows[0] == rows.size - 1 and np.all(np.diff(rows) == 1):
-                Bp[rows[0]:rows[-1] + 1] = part
-            else:
-                Bp[rows, :] = part
+            parts.append(a_send if peer == self.lab else chunks[peer - 1].view(self.Al.dtype).reshape(self.nl, hi - lo))
+            order.append(self.kA[j][lo:hi] - K0)
+        Bp = self.b_panel(K0, K1, b_send, chunks, np.concatenate(order))
         out, off = [], 0
         for Ap in parts:
             out.append((Ap, Bp[off:off + Ap.shape[1]]))
             off += Ap.shape[1]
         return out
 
-    pending = start(panels[0]) if panels else None
-    for t in range(len(panels)):
-        current = pending
-        pending = start(panels[t + 1]) if t + 1 < len(panels) else None
-        for Ap, Bp in finish(current):
-            if nl and ml:
-                accumulate(C, Ap, Bp)
-    gsize = (A.shape[0], B.shape[1])
-    return type(A)._from_local(C, codistributor2dbc(ca.LabGrid, b, ca.Orientation, gsize))
+    def b_panel(self, K0: int, K1: int, b_send: np.ndarray, chunks: Any, order: np.ndarray) -> np.ndarray:
+        """B's rows of the panel, in the k ``order`` of the A parts."""
+        w, bdt = K1 - K0, self.Bl.dtype
+        pos = np.empty(w, dtype=np.int64)  # k (in the panel) -> row in Bp
+        pos[order] = np.arange(w)
+        Bp = np.empty((w, self.ml), dtype=bdt)
+        for i, peer in enumerate(self.col_peers):
+            lo, hi = self.bounds(self.kB[i], K0, K1)
+            if hi == lo:
+                continue
+            part = b_send if peer == self.lab else chunks[peer - 1].view(bdt).reshape(hi - lo, self.ml)
+            rows = pos[self.kB[i][lo:hi] - K0]
+            if rows.size and rows[-1] - rows[0] == rows.size - 1 and np.all(np.diff(rows) == 1):
+                Bp[rows[0]:rows[-1] + 1] = part
+            else:
+                Bp[rows, :] = part
+        return Bp
+
+    def run(self, rdt: np.dtype) -> np.ndarray:
+        """This lab's block of C, each panel's exchange overlapping the previous products."""
+        C = np.zeros((self.nl, self.ml), dtype=rdt)
+        panels = list(range(0, self.k, self.width))
+        pending = self.start(panels[0]) if panels else None
+        for t in range(len(panels)):
+            current = pending
+            pending = self.start(panels[t + 1]) if t + 1 < len(panels) else None
+            for Ap, Bp in self.finish(current):
+                if self.nl and self.ml:
+                    accumulate(C, Ap, Bp)
+        return C
+
+
+def _summa(A, B, rdt, what: str):
+    """SUMMA for A (n, k) and B (k, m) on the same 2dbc lab grid and block size: through
+    the staging window when the labs share one machine, else by messages."""
+    lab, n = here()
+    if n > 1 and _SHARED:
+        C = summa_shared(A, B, rdt, what)
+        if C is not None:
+            return C
+    ca = A._codist
+    C = _PanelSumma(A, B, what, lab, n).run(rdt)
+    return type(A)._from_local(C, codistributor2dbc(ca.LabGrid, ca.BlockSize, ca.Orientation,
+                                                    (A.shape[0], B.shape[1])))
 
 
 def accumulate(C: np.ndarray, A: np.ndarray, B: np.ndarray) -> None:

@@ -85,8 +85,9 @@ class CodistOps(CodistArray):
                 return NotImplemented
             return ufunc_call(ufunc, inputs, dict(kwargs))
         if method == "reduce":
-            how = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
-                   np.logical_or: "any", np.logical_and: "all"}.get(ufunc)
+            reductions: dict[Any, str] = {np.add: "sum", np.multiply: "prod", np.maximum: "max",
+                                          np.minimum: "min", np.logical_or: "any", np.logical_and: "all"}
+            how = reductions.get(ufunc)
             D = inputs[0]
             if how is None or len(inputs) != 1 or not isinstance(D, CodistArray):
                 raise NotImplementedError(f"{what}.reduce is not supported for codistributed arrays "
@@ -191,7 +192,7 @@ class CodistOps(CodistArray):
     __ixor__ = on_inplace(np.bitwise_xor, inplace_op(np.bitwise_xor))
     __ilshift__ = on_inplace(np.left_shift, inplace_op(np.left_shift))
     __irshift__ = on_inplace(np.right_shift, inplace_op(np.right_shift))
-    __hash__ = None  # mutable, and == is elementwise
+    __hash__ = None  # type: ignore[assignment]  # mutable, and == is elementwise
 
     __pow__ = binary_op(np.power)
     __rpow__ = binary_op(np.power, True)
@@ -445,6 +446,7 @@ def _method(name: str) -> Any:
     return call
 
 
+_np_fn: Any
 for _np_fn, _name in [(np.sum, "sum"), (np.prod, "prod"), (np.min, "min"), (np.max, "max"),
                       (np.amin, "min"), (np.amax, "max"), (np.mean, "mean"), (np.std, "std"),
                       (np.var, "var"), (np.any, "any"), (np.all, "all"), (np.argmax, "argmax"),

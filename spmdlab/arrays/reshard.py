@@ -27,9 +27,9 @@ from ..lab import lazy_comm as comm
 from ..layouts.codistributor import codistributor1d
 from ..layouts.moves import LabMoves, lab_moves
 from ..layouts.regions import product_index, sel_len, take
-from .base import Chunks, CodistArray, check_mode, here, is_plain, need, numlabs_of, parts_of
+from .base import Chunks, CodistArray, check_mode, here, is_plain, need, parts_of
 from .collectives import allreduce
-from .layout import default_layout
+from .layout import default_layout, labs_of
 
 __all__ = ["reshard", "updateHalos", "changeMode", "plain", "identity", "COMBINE"]
 
@@ -122,14 +122,6 @@ def _wrap(like: CodistArray, parts: list, codist: Any, n: int, mode: str = "repl
     return type(like)._from_local(local, codist, mode)
 
 
-def _check_labs(D: CodistArray, what: str) -> tuple:
-    lab, n = here()
-    if numlabs_of(D._codist) != n:
-        raise ValueError(f"{what}: the array is distributed over {numlabs_of(D._codist)} labs "
-                         f"but this block runs on {n}")
-    return lab, n
-
-
 @functools.lru_cache(maxsize=64)
 def _whole_on_every_lab(codist: Any, n: int) -> bool:
     full = tuple(slice(0, s) for s in codist.GlobalSize)
@@ -149,7 +141,7 @@ def reshard(D: CodistArray, target: Any, what: str = "redistribute") -> Any:
     """``D`` (any layout, any mode) as a replica-mode array laid out by the complete
     codistributor ``target``. Each element goes from its one owner to every lab that
     stores it; in a combining mode every stored value goes, and they are combined."""
-    lab, n = _check_labs(D, what)
+    lab, n = labs_of(D, what)
     combine = D.mode != "replica"
     if combine and target == D._codist and _whole_on_every_lab(target, n):
         # every lab holds the whole array once (partial histograms): one Allreduce
@@ -184,7 +176,7 @@ def updateHalos(D: Any) -> Any:
     if known is None or known[0] is not D._codist or known[1] != here() or D._mode != "replica" \
             or known[3] is not D._local:
         D = need(D, what)
-        lab, n = _check_labs(D, what)
+        lab, n = labs_of(D, what)
         if D.mode != "replica":
             raise ValueError(f"{what}: the array is in {D.mode!r} mode, whose copies are partial "
                              "values; use changeMode(D, 'replica') to combine them")
@@ -237,7 +229,7 @@ def changeMode(D: Any, mode: str) -> Any:
     what = "changeMode"
     D = need(D, what)
     check_mode(mode, what)
-    lab, n = _check_labs(D, what)
+    lab, n = labs_of(D, what)
     R = D if D.mode == "replica" else reshard(D, D._codist, what)
     if mode == "replica":
         return R if R is not D else D.copy()
@@ -255,7 +247,7 @@ def plain(D: CodistArray, what: str = "the operation") -> Any:
     c = D._codist
     if is_plain(c) and D.mode == "replica":
         return D
-    lab, n = _check_labs(D, what)
+    lab, n = labs_of(D, what)
     if D.mode == "replica" and isinstance(c, codistributor1d):
         base = codistributor1d(c.Dimension, c.Partition, c.GlobalSize)
         pieces = c.ownedPieces(lab, n)

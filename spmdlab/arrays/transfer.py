@@ -16,16 +16,15 @@ import numpy as np
 
 from ..checks import check_lab
 from ..lab import lazy_comm as comm
-from ..layouts.codistributor import Codistributor
+from ..layouts.codistributor import Codistributor, codistributor1d
 from ..layouts.plan import transfer_regions
 from ..layouts.regions import RegionCopy, put
-from .base import GRID_HOOKS, CodistArray, check_codist_arg, complete, here, is_plain, need, numlabs_of
+from .base import GRID_HOOKS, CodistArray, check_codist_arg, complete, here, is_plain, labs_for, need, numlabs_of
 from .collectives import EMPTY_BYTES, as_bytes, check_agree
 from .layout import concatenates, default_layout
 from .reshard import reshard
 
-__all__ = ["redistribute", "redistribute_into", "gather"]
-
+__all__ = ["redistribute", "redistribute_into", "distributed_along", "gather"]
 
 
 def redistribute(D: Any, codist: Codistributor | None = None) -> Any:
@@ -43,11 +42,8 @@ def redistribute(D: Any, codist: Codistributor | None = None) -> Any:
         return GRID_HOOKS["redistribute"](D, codist)  # to a grid of some labs (subgrid)
     need(D, what)
     check_codist_arg(codist, what)
-    lab, n = here()
     src = D._codist
-    if numlabs_of(src) != n:
-        raise ValueError(f"{what}: the array is distributed over {numlabs_of(src)} labs "
-                         f"but this block runs on {n}")
+    lab, n = labs_for(src, what)
     target = complete(codist, D.shape, n)
     check_agree(what, D.shape, D.dtype, target)  # a target that differs between labs: one error, no hang
     if not (is_plain(src) and is_plain(target)) or D.mode != "replica":
@@ -85,6 +81,15 @@ class _Moves(NamedTuple):
     recvs: list
     takes: list
     src_shapes: list
+
+
+def distributed_along(D: Any, dim: int, partition: list[int] | None = None) -> Any:
+    """``D`` in a 1-D layout along dimension ``dim`` (1-based), with ``partition`` if
+    given: ``D`` itself when it is laid out so already, else redistributed."""
+    c = D.codistributor
+    if isinstance(c, codistributor1d) and c.Dimension == dim and (partition is None or c.Partition == partition):
+        return D
+    return redistribute(D, codistributor1d(dim, partition, tuple(D.shape)))
 
 
 @functools.lru_cache(maxsize=16)
@@ -178,11 +183,8 @@ def gather(D: Any, lab: int | None = None) -> Any:
             return hook(D)
         return D
     what = "gather" if lab is None else f"gather(D, {lab})"
-    me, n = here()
     codist = D._codist
-    if numlabs_of(codist) != n:
-        raise ValueError(f"{what}: the array is distributed over {numlabs_of(codist)} labs "
-                         f"but this block runs on {n}")
+    me, n = labs_for(codist, what)
     root = None if lab is None else check_lab(lab, n, "lab") - 1
     if not is_plain(codist) or D.mode != "replica":
         D = reshard(D, default_layout(tuple(D.shape), n), what)

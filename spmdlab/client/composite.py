@@ -6,17 +6,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..checks import check_lab
-from ..errors import SpmdError
+from ..errors import NoDataError, SpmdError
 from ..protocol.messages import Get, Input, Set, Summary
 from ..protocol.values import describe, is_handle, summarize
 from .display import composite_html
 from .pool import gcp
 
 __all__ = ["NoDataError", "Composite", "exist"]
-
-
-class NoDataError(SpmdError, LookupError):
-    """A Composite element was read on a lab that holds no value for it."""
 
 
 class Composite:
@@ -122,7 +118,7 @@ class Composite:
                                          for lab in range(1, self._n + 1)])
 
     def _repr_html_(self) -> str:
-        return composite_html(self)
+        return composite_html(self._n, self._summaries, self._pool, self._generation)
 
     def __bool__(self) -> bool:
         raise TypeError("a Composite has one value per lab; index it (c[1]) to test a value")

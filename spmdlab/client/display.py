@@ -53,28 +53,28 @@ def _pool_note(pool: Pool, generation: int) -> str:
     return ""
 
 
-def composite_html(c: Any) -> str:
-    """A Composite as a table: one row per lab with class, size and value (when short);
-    of a closed pool, only that its values are lost."""
-    n = len(c)
+def composite_html(n: int, summaries: dict[int, Summary], pool: Pool, generation: int) -> str:
+    """A Composite of ``n`` labs as a table: one row per lab with class, size and value
+    (when short) from its ``summaries``; of a closed ``pool`` (or one restarted since
+    ``generation``), only that its values are lost."""
     title = f"<b>Composite</b> with {n} element{'s' if n != 1 else ''}"
-    lost = _pool_note(c._pool, c._generation)
+    lost = _pool_note(pool, generation)
     if lost:
         return _STYLE + f'<div class="spmdlab">{title}{lost}</div>'
     rows = []
     for lab in range(1, n + 1):
-        cls, size, value = (html.escape(t) for t in summary_cells(c._summaries.get(lab)))
+        cls, size, value = (html.escape(t) for t in summary_cells(summaries.get(lab)))
         rows.append([f"{_swatch(lab)}Lab {lab}", cls, size, value])
     return _STYLE + f'<div class="spmdlab">{title}' + _table(["lab", "class", "size", "value"], rows) + "</div>"
 
 
-def distributed_html(d: Any) -> str:
-    """A distributed array: shape, dtype, layout, each lab's part, and the layout picture."""
+def distributed_html(d: Any, numlabs: int, values: str | None, pool: Pool, generation: int) -> str:
+    """A distributed array ``d`` on ``numlabs`` labs: shape, dtype, layout, each lab's
+    part, the layout picture, and ``values`` (the text of its corner, or None)."""
     codist = d.codistributor
     head = (f"<b>distributed</b> array, shape {html.escape(str(d.shape))}, dtype {html.escape(str(d.dtype))}"
             f"<br><code>{html.escape(repr(codist))}</code>")
     rows = []
-    numlabs = d._nlabs
     for lab in range(1, numlabs + 1):
         try:
             sl = codist.localSlices(lab, numlabs) if hasattr(codist, "localSlices") else None
@@ -98,9 +98,8 @@ def distributed_html(d: Any) -> str:
         picture = f'<div style="margin-top:4px">{layout_svg(d)}</div>'
     except (ValueError, TypeError):
         picture = ""
-    values = d._values_text()
     shown = f'<pre class="spmdlab-v">{html.escape(values)}</pre>' if values is not None else ""
-    return (_STYLE + f'<div class="spmdlab">{head}{_pool_note(d._pool, d._generation)}{shown}'
+    return (_STYLE + f'<div class="spmdlab">{head}{_pool_note(pool, generation)}{shown}'
             + _table(["lab", "part (global indices)", "local size"], rows) + picture + "</div>")
 
 

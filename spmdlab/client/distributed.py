@@ -452,7 +452,7 @@ class distributed(DistributedHabits):
             return None
 
     def _repr_html_(self) -> str:
-        return distributed_html(self)
+        return distributed_html(self, self._nlabs, self._values_text(), self._pool, self._generation)
 
     def __bool__(self) -> bool:
         if self.size != 1:

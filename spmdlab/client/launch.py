@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 
 from .._frames import CODE_DIR
 from ..errors import PoolError
-from ..protocol import messages as protocol
-from ..protocol.messages import Channel, ChannelClosed, Hello
+from ..protocol.channel import Channel, ChannelClosed, Undecodable, join_address, server_handshake
+from ..protocol.messages import Hello
 from ..settings import Settings
 
 __all__ = ["LabJob", "listen", "spawn", "accept_labs", "close_listener", "describe_status"]
@@ -53,7 +53,7 @@ class LabJob:
     shim_pids: dict[int, int] = field(default_factory=dict)
 
 
-def listen(settings: Settings, numlabs: int) -> tuple[socket.socket, str, str | None]:
+def listen(settings: Settings, numlabs: int) -> tuple[socket.socket, str, str]:
     """The listening socket, the address the labs connect to, and its private folder."""
     host = settings.host
     folder = tempfile.mkdtemp(prefix="spmdlab-")  # 0700: the socket and the key file
@@ -79,7 +79,7 @@ def listen(settings: Settings, numlabs: int) -> tuple[socket.socket, str, str | 
     port = sock.getsockname()[1]
     # Bound to every interface: hand the labs a name they can reach, this machine's.
     advertised = socket.gethostname() if host in _ALL_INTERFACES else host
-    return sock, protocol.join_address(advertised, port), folder
+    return sock, join_address(advertised, port), folder
 
 
 def write_keyfile(folder: str, authkey: bytes) -> str:
@@ -115,13 +115,13 @@ def spawn(settings: Settings, numlabs: int, address: str, authkey: bytes, folder
 
 def _handshake(sock: socket.socket, authkey: bytes, results: queue.Queue) -> None:
     try:
-        chan = protocol.server_handshake(sock, authkey, _HANDSHAKE_SECONDS)
+        chan = server_handshake(sock, authkey, _HANDSHAKE_SECONDS)
         sock.settimeout(_HANDSHAKE_SECONDS)
         hello = chan.recv()
         sock.settimeout(None)
         if not isinstance(hello, Hello):
             raise ChannelClosed("not a lab")
-    except (ChannelClosed, OSError, protocol.Undecodable):
+    except (ChannelClosed, OSError, Undecodable):
         sock.close()
         return
     results.put((hello, chan))

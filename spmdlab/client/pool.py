@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import inspect
 import itertools
 import os
 import selectors
@@ -23,7 +24,7 @@ import threading
 import time
 import warnings
 import weakref
-from typing import Any, Callable
+from typing import IO, Any, Callable
 
 from .. import settings
 from .._frames import first_outside
@@ -37,12 +38,11 @@ from ..errors import (
     where_lines,
 )
 from ..protocol import messages as protocol
+from ..protocol.channel import Channel, ChannelClosed, Undecodable
 from ..protocol.messages import (
     Abort,
     Block,
     Call,
-    Channel,
-    ChannelClosed,
     Exec,
     Exit,
     Get,
@@ -50,28 +50,22 @@ from ..protocol.messages import (
     Reply,
     Set,
     Shutdown,
-    Undecodable,
 )
 from ..runtime import refuse_on_lab
 from . import launch, stall
+from .collect import ReplyWait
 from .console import announce_start, print_sink
 from .stall import StallWatch, ask_where, read_waiting
 
 __all__ = ["Sink", "print_sink", "Pool", "parpool", "gcp"]
 
 Sink = Callable[[int, str, str], None]
-_ERROR_ABORT_DELAY = 0.1  # seconds the other labs get to report their own error
-# Seconds labs get to stop after another lab's error before they are given up on (then
-# finished, or the pool restarted, before the next command): longer than the interrupt
-# grace, since they may be in a long numpy call, but a lab blocked for good (say in a
-# blocking MPI call the failed lab never joins) must not hang the session.
-_ERROR_GIVE_UP = 10.0
-_STUCK = "busy and not stopping (in compiled code?)"
 
 
 def _warn(message: str) -> None:
     """Warn, pointing at the first frame outside spmdlab (the user's line)."""
-    _, skipped = first_outside(sys._getframe(1))
+    here = inspect.currentframe()
+    _, skipped = first_outside(here.f_back if here is not None else None)
     warnings.warn(message, RuntimeWarning, stacklevel=2 + skipped)  # stacklevel 2 is our caller, frame 1 here
 
 
@@ -148,11 +142,17 @@ class Pool:
             self._teardown()
             raise
         launch.close_listener(listener, folder)  # nothing of the pool stays in TMPDIR
-        os.set_blocking(proc.stdout.fileno(), False)
-        os.set_blocking(proc.stderr.fileno(), False)
+        for stream in self._outputs():
+            os.set_blocking(stream.fileno(), False)
         self.generation += 1
         self.state = "idle"
         self.startup_seconds = time.monotonic() - started
+
+    def _outputs(self) -> tuple[IO[bytes], IO[bytes]]:
+        """The lab job's stdout and stderr pipes (what it prints outside Python)."""
+        out, err = self._proc.stdout, self._proc.stderr
+        assert out is not None and err is not None  # launch.spawn pipes both
+        return out, err
 
     def _teardown(self, graceful: bool = False) -> None:
         """Stop the lab job; leaves no process behind."""
@@ -376,101 +376,65 @@ class Pool:
 
     def _collect(self, labs: set[int], epoch: int, sink: Sink, timeout: float | None, ints: _Interrupts,
                  give_up: float | None = None, members: set[int] | None = None) -> dict[int, Reply]:
-        """Wait for the replies of ``labs`` to the request of ``epoch``, relaying output.
-
-        Ctrl-C aborts the labs and raises KeyboardInterrupt (saying where each stopped
-        lab was) once they stopped, or after ``interrupt_grace`` seconds (labs stuck in
-        compiled code then still owe their reply: drained, or the pool restarted, before
-        the next request). ``timeout`` aborts the labs still running and, the same grace
-        later, gives up on those that did not stop (they get an ``aborted`` reply).
-        ``give_up`` returns the replies received by then. After a lab's error the others
-        are aborted, and given up on in the same way if they have not stopped
-        ``max(interrupt_grace, _ERROR_GIVE_UP)`` seconds later (or by the timeout's end).
-        A stall of a block (``members``: its labs; ``stall``) aborts them as an error does.
-        """
-        replies: dict[int, Reply] = {}
+        """Wait for the replies of ``labs`` to the request of ``epoch``, relaying output;
+        when the wait ends early and which labs it aborts is ``collect.ReplyWait``'s
+        (Ctrl-C, ``timeout``, another lab's error, a stall of the block's ``members``,
+        ``give_up``). Ctrl-C raises KeyboardInterrupt (saying where each lab stopped)
+        once the labs stopped or the grace ran out; a stall raises SpmdError."""
         pending = {self.main[lab]: lab for lab in labs}
-        deadline = time.monotonic() + timeout if timeout is not None else None
-        grace = self.settings.interrupt_grace
-        aborted_for: str | None = None
-        interrupted_at: float | None = None
-        error_at: float | None = None
         sel = selectors.DefaultSelector()
         for chan in pending:
             sel.register(chan.sock, selectors.EVENT_READ, chan)
-        for stream in (self._proc.stdout, self._proc.stderr):
+        for stream in self._outputs():
             sel.register(stream, selectors.EVENT_READ, stream)
         ask = lambda busy: ask_where(self.ctrl, busy, epoch, sel)
-        watch = members and stall.ENABLED and StallWatch(members, ask, time.monotonic())
+        watch = members and stall.ENABLED and StallWatch(members, ask, time.monotonic()) or None
+        wait = ReplyWait(labs, epoch, time.monotonic(), self.settings.interrupt_grace, timeout, give_up, watch)
         with sel:
             while pending:
                 now = time.monotonic()
-                if watch and watch.due(now) and aborted_for is None and error_at is None:
-                    watch.look(now)
-                if watch and watch.verdict and aborted_for is None:
-                    aborted_for, error_at = "error", now
-                    self._abort(set(pending.values()), epoch, "stall")
-                if ints.pending and interrupted_at is None:
-                    interrupted_at = now
-                    aborted_for = "interrupt"
-                    self._abort(set(pending.values()), epoch, "interrupt")
-                if interrupted_at is not None and now - interrupted_at > grace:
-                    self._owing_why = "after Ctrl-C"
+                for reason in wait.tick(now, ints.pending):
+                    self._abort(set(pending.values()), epoch, reason)
+                if wait.over:
                     break
-                if give_up is not None and now > give_up:
-                    break
-                give_up_after_error = error_at + max(grace, _ERROR_GIVE_UP) if error_at is not None else None
-                if give_up_after_error is not None and deadline is not None:
-                    give_up_after_error = min(give_up_after_error, deadline + grace)  # timeout= bounds it all
-                stuck = (aborted_for == "timeout" and now > deadline + grace) or \
-                    (aborted_for == "error" and now > give_up_after_error)
-                if stuck:
-                    self._owing_why = f"after the {aborted_for}"
-                    for lab in pending.values():
-                        replies[lab] = Reply("aborted", lab, epoch, _STUCK)
-                    break
-                if deadline is not None and now > deadline and aborted_for is None:
-                    aborted_for = "timeout"
-                    self._abort(set(pending.values()), epoch, "timeout")
-                if error_at is not None and now >= error_at and aborted_for is None:
-                    aborted_for = "error"
-                    self._abort(set(pending.values()), epoch, "error")
-                wait = 0.1 if error_at is None or aborted_for else max(0.0, min(0.1, error_at - now))
-                for key, _ in sel.select(wait):
-                    if isinstance(key.data, tuple):  # a control connection: a Where's answer
-                        read_waiting(key.data[1], epoch, sel, watch)
-                        continue
-                    if not isinstance(key.data, Channel):
-                        if not self._relay_launcher_output(key.data):
-                            sel.unregister(key.fileobj)
-                        continue
-                    chan = key.data
-                    lab = pending[chan]
-                    msg = self._receive(chan, lab, epoch)
-                    if isinstance(msg, Output):
-                        sink(lab, msg.stream, msg.text)
-                    if not isinstance(msg, Reply):
-                        continue
-                    replies[lab] = msg
-                    del pending[chan]
-                    sel.unregister(chan.sock)
-                    if watch:
-                        watch.finished_lab(lab, msg.kind, now)
-                    if msg.kind == "error" and error_at is None:
-                        # Labs raising the same error a moment later are reported too
-                        # (collapsed as "labs 1-4"), rather than aborted.
-                        error_at = now + _ERROR_ABORT_DELAY
-        if interrupted_at is not None:
+                for key, _ in sel.select(wait.seconds(now)):
+                    self._on_ready(key.data, pending, sel, wait, sink, now)
+        if wait.owing_why:
+            self._owing_why = wait.owing_why
+        return self._ending(wait)
+
+    def _on_ready(self, source: Any, pending: dict[Channel, int], sel: selectors.BaseSelector, wait: ReplyWait,
+                  sink: Sink, now: float) -> None:
+        """Read what ``source`` (a lab's channel, a control connection, or the lab job's
+        output stream) has for the wait."""
+        if isinstance(source, tuple):  # a control connection: a Where's answer
+            read_waiting(source[1], wait.epoch, sel, wait.watch)
+        elif not isinstance(source, Channel):
+            if not self._relay_launcher_output(source):
+                sel.unregister(source)
+        else:
+            lab = pending[source]
+            msg = self._receive(source, lab, wait.epoch)
+            if isinstance(msg, Output):
+                sink(lab, msg.stream, msg.text)
+            if isinstance(msg, Reply):
+                del pending[source]
+                sel.unregister(source.sock)
+                wait.received(lab, msg, now)
+
+    def _ending(self, wait: ReplyWait) -> dict[int, Reply]:
+        """The replies of a wait that ended, or the error it ended with."""
+        if wait.interrupted_at is not None:
             self.state = "idle"
             self._renew_comm = True
-            where = {lab: r.result for lab, r in replies.items() if r.kind == "aborted"}
-            where.update({lab: _STUCK for lab in pending.values()})
+            where = wait.stopped_where()
             raise KeyboardInterrupt(f"the labs were interrupted:\n{where_lines(where)}" if where else "")
+        watch = wait.watch
         if watch and watch.verdict:
             self._renew_comm = True
-            raise SpmdError(watch.verdict, replies={lab: r for lab, r in replies.items() if r.kind == "done"},
+            raise SpmdError(watch.verdict, replies={lab: r for lab, r in wait.replies.items() if r.kind == "done"},
                             stopped=watch.where)
-        return replies
+        return wait.replies
 
     def _abort(self, labs: set[int], epoch: int, reason: str) -> None:
         for lab in labs:

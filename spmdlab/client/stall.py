@@ -23,7 +23,8 @@ import selectors
 from collections.abc import Callable
 
 from ..errors import labs_verb, where_lines
-from ..protocol.messages import Channel, ChannelClosed, Undecodable, Waiting, Where
+from ..protocol.channel import Channel, ChannelClosed, Undecodable
+from ..protocol.messages import Waiting, Where
 
 __all__ = ["StallWatch", "ask_where", "read_waiting", "FIRST_LOOK", "AFTER_FINISH", "INTERVAL", "STABLE_LOOKS"]
 

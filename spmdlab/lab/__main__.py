@@ -67,7 +67,8 @@ def _rank() -> int:
 
 def _shim(child: int, clean_fd: int, address: str, authkey: bytes) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from ..protocol.messages import ChannelClosed, Exit, Hello, Undecodable, connect
+    from ..protocol.channel import ChannelClosed, Undecodable, connect
+    from ..protocol.messages import Exit, Hello
 
     chan = None
     try:

@@ -26,12 +26,11 @@ from .._frames import is_library, running_where
 from ..errors import RemoteError
 from ..protocol import messages as protocol
 from ..protocol.calls import Outputs, fill
+from ..protocol.channel import Channel, ChannelClosed, Undecodable, connect
 from ..protocol.messages import (
     Abort,
     Block,
     Call,
-    Channel,
-    ChannelClosed,
     Done,
     Exec,
     Get,
@@ -40,10 +39,8 @@ from ..protocol.messages import (
     Reply,
     Set,
     Shutdown,
-    Undecodable,
     Waiting,
     Where,
-    connect,
 )
 from ..protocol.values import summarize
 from ..runtime import LabAbort, state

@@ -100,9 +100,9 @@ def ownership(codist: Any, shape: tuple[int, ...] | None = None) -> Ownership:
     if isinstance(codist, codistributor2dbc):
         if len(size) != 2:
             raise ValueError("a codistributor2dbc lays out 2-D arrays only")
-        r, c = codist.LabGrid if codist.LabGrid is not None else (None, None)
-        if r is None:
+        if codist.LabGrid is None:
             raise ValueError("plot_layout needs a codistributor2dbc with its LabGrid set")
+        r, c = codist.LabGrid
         mb, nb = codist.BlockSizes
         row_edges = np.append(np.arange(0, rows, mb), rows).astype(np.int64)
         col_edges = np.append(np.arange(0, cols, nb), cols).astype(np.int64)
@@ -170,7 +170,7 @@ def _pieces(codist: Any, size: tuple[int, ...]) -> Ownership:
                 cuts.update(x for run in _runs(sel[d]) for x in run)
         edges.append(np.array(sorted(cuts), dtype=np.int64))
 
-    def cells(sel: tuple) -> list[tuple[slice, slice]]:
+    def cells(sel: tuple) -> list[tuple[slice, ...]]:
         return [tuple(slice(*np.searchsorted(edges[d], run)) for d, run in enumerate(runs))
                 for runs in itertools.product(_runs(sel[0]), _runs(sel[1]))]
 

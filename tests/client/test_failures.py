@@ -271,7 +271,7 @@ def test_timeout_gives_up_on_a_lab_stuck_in_compiled_code():
 def test_error_while_other_labs_block_in_raw_mpi_does_not_hang(monkeypatch):
     """Labs blocked for good in a blocking MPI call that the failed lab never joins are
     given up on: the error comes back, and the next block restarts the pool."""
-    monkeypatch.setattr(spmdlab.client.pool, "_ERROR_GIVE_UP", 1.0)
+    monkeypatch.setattr(spmdlab.client.collect, "ERROR_GIVE_UP", 1.0)
     pool = spmdlab.Pool(3)
     try:
         start = time.monotonic()
@@ -289,7 +289,7 @@ def test_error_while_other_labs_block_in_raw_mpi_does_not_hang(monkeypatch):
                                                 r"compiled code\); restarting the pool\."):
             still_works(pool)
         # with timeout=, the error's wait for the other labs ends with the timeout
-        monkeypatch.setattr(spmdlab.client.pool, "_ERROR_GIVE_UP", 60.0)
+        monkeypatch.setattr(spmdlab.client.collect, "ERROR_GIVE_UP", 60.0)
         start = time.monotonic()
         with pytest.raises(SpmdError, match="lab 2 never joins"):
             with spmd(pool=pool, timeout=1):

@@ -55,13 +55,14 @@ from ...layouts.codistributor import codistributor1d, codistributor2dbc
 from .. import threads
 from ..adapt import check_out_cast
 from ..array import codistributed
-from ..base import here
+from ..base import here, is_codist, labs_for
+from ..layout import is1d
 from ..registry import implements
 from . import bailey as fb
 from . import exchange as fft_exchange
 from .plan import default_partition
 
-__all__ = ["is_codist", "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",
+__all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",
            "irfft2", "fftn", "ifftn", "rfftn", "irfftn", "fftshift", "ifftshift"]
 
 _NORMS = (None, "backward", "ortho", "forward")
@@ -69,11 +70,6 @@ _SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "b
 
 
 # --------------------------------------------------------------------------- small helpers
-def is_codist(x: Any) -> bool:
-    """True for a codistributed array."""
-    return isinstance(x, codistributed)
-
-
 def _check_norm(norm: Optional[str]) -> None:
     if norm not in _NORMS:
         raise ValueError(f'Invalid norm value {norm}; should be "backward","ortho" or "forward".')
@@ -106,21 +102,11 @@ def _move(local: np.ndarray, codist, new, shape: Tuple[int, ...]) -> np.ndarray:
     and columns, else ``redistribute``."""
     if codist == new:
         return local
-    if len(shape) == 2 and _is_1d(codist) and _is_1d(new) and codist.Dimension != new.Dimension:
+    if len(shape) == 2 and is1d(codist) and is1d(new) and codist.Dimension != new.Dimension:
         rows, cols = (codist, new) if codist.Dimension == 1 else (new, codist)
         return fft_exchange.slab_transpose(local, shape[0], shape[1], rows.Partition, cols.Partition,
                                            codist.Dimension == 1)
     return fft_exchange.move(local, codist, new)
-
-
-def _is_1d(codist) -> bool:
-    return isinstance(codist, codistributor1d)
-
-
-def _numlabs_of(codist) -> int:
-    if _is_1d(codist):
-        return len(codist.Partition)
-    return codist.LabGrid[0] * codist.LabGrid[1]
 
 
 # --------------------------------------------------------------------------- local kernels
@@ -210,14 +196,11 @@ def _choose_dim(shape: Tuple[int, ...], pending: List[_Step], axis: int, p: int)
 def _transform(D: Any, steps: List[_Step], norm: Optional[str], out: Any = None, transposed: bool = False,
                what: str = "fft"):
     """Run the 1-D transforms ``steps`` over a codistributed array (see the module doc)."""
-    lab, p = here()
     codist, local, shape = D._codist, D._local, tuple(D.shape)
-    if _numlabs_of(codist) != p:
-        raise ValueError(f"{what}: the array is distributed over {_numlabs_of(codist)} labs but "
-                         f"this block runs on {p}")
+    lab, p = labs_for(codist, what)
     orig, own = codist, False
     pending = list(steps)
-    if not _is_1d(codist) and p > 1:  # 2dbc: work in a 1-D layout
+    if not is1d(codist) and p > 1:  # 2dbc: work in a 1-D layout
         first = pending[0].axis if pending else 0
         e = _choose_dim(shape, pending, first, p)
         if math.prod(shape) == shape[first] and shape[first] > 1:  # a vector: keep it spread
@@ -225,14 +208,14 @@ def _transform(D: Any, steps: List[_Step], norm: Optional[str], out: Any = None,
         new = _codist_1d(e, default_partition(shape[e], p), shape)
         local, codist, own = _move(local, codist, new, shape), new, True
     while pending:
-        d = codist.Dimension - 1 if _is_1d(codist) else -1
+        d = codist.Dimension - 1 if is1d(codist) else -1
         runnable = _first_steps(pending)
         local_steps = [i for i in runnable if pending[i].axis != d or p == 1]
         if local_steps:
             step = pending.pop(local_steps[0])
             local, own = _local(step.kind, local, step.axis, step.n, norm, own), True
             shape = shape[:step.axis] + (local.shape[step.axis],) + shape[step.axis + 1:]
-            if _is_1d(codist):  # (one lab: the distributed axis may change length)
+            if is1d(codist):  # (one lab: the distributed axis may change length)
                 codist = _codist_1d(d, codist.Partition if step.axis != d else [shape[d]], shape)
             continue
         step = pending[runnable[0]]
@@ -248,7 +231,7 @@ def _transform(D: Any, steps: List[_Step], norm: Optional[str], out: Any = None,
         e = _choose_dim(shape, pending, step.axis, p)
         new = _codist_1d(e, default_partition(shape[e], p), shape)
         local, codist, own = _move(local, codist, new, shape), new, True
-    if not _is_1d(orig):
+    if not is1d(orig):
         target = codistributor2dbc(orig.LabGrid, orig.BlockSize, orig.Orientation).complete(shape, p)
     else:
         dim = orig.Dimension - 1

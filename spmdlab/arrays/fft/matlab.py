@@ -18,7 +18,8 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ...checks import dim_to_axis
-from . import fft, fft2, fftn, ifft, ifft2, ifftn, irfft, irfft2, irfftn, is_codist
+from ..base import is_codist
+from . import fft, fft2, fftn, ifft, ifft2, ifftn, irfft, irfft2, irfftn
 
 __all__ = ["matlab_fft", "matlab_ifft", "matlab_fft2", "matlab_ifft2", "matlab_fftn", "matlab_ifftn"]
 

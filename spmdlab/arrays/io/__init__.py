@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..array import codistributed
+from ..base import NOVALUE
 from ..registry import implements
 from .csv import read_csv, write_csv
 from .files import read_files
@@ -25,7 +26,7 @@ __all__ = ["load", "save", "to_zarr", "from_zarr", "to_hdf5", "from_hdf5", "read
 
 
 @implements(np.save)
-def _np_save(file, arr, allow_pickle=True, fix_imports=np._NoValue):
+def _np_save(file, arr, allow_pickle=True, fix_imports=NOVALUE):
     """``np.save(path, D)``: the same file ``spmdlab.save`` writes."""
     save(file, arr)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import check_codist_arg, complete, here
+from ..base import check_codist_arg, complete, here, parts_of
 from .agree import agree, report
 from .mpiio import staging_bytes
 from .npy import build_result, check_dtype_io
@@ -93,8 +93,8 @@ def write_parts(D: Any, write: Callable[[tuple, np.ndarray], None], cut: bool = 
     cut to the staging size unless ``cut`` is False (zarr encodes chunk by chunk from the
     view it is given, and a cut off the chunk grid would make it rewrite chunks)."""
     lab, n = here()
-    parts = D._local if isinstance(D._local, list) else [D._local]
-    for k, gsel, lsel in owned(D._codist, lab, n):
+    parts = parts_of(D)
+    for k, gsel, lsel in owned(D.codistributor, lab, n):
         for g, lo in (pieces(gsel, lsel, D.dtype.itemsize) if cut else boxes(gsel, lsel)):
             write(g, parts[k][lo])
 

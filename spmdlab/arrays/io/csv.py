@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...layouts.codistributor import codistributor1d
-from ..array import codistributed
+from ..array import codistributed, getLocalPart
 from ..base import here, need
 from ..collectives import allgather_objects
 from ..reshard import changeMode
@@ -181,7 +181,7 @@ def write_csv(path: Any, D: Any, delimiter: str = ",") -> None:
     if not (isinstance(c, codistributor1d) and c.Dimension == 1 and not c.Halo):
         D = redistribute(D, codistributor1d(1))
     no_sigxfsz()
-    local = D._local.reshape(-1, 1) if D.ndim == 1 else D._local
+    local = getLocalPart(D).reshape(-1, 1) if D.ndim == 1 else getLocalPart(D)
     slabs = _slabs(local)
     sizes = allgather_objects(sum(len(_text(local[a:b], delimiter)) for a, b in slabs), what)
     rounds = max(allgather_objects(len(slabs), what))

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..array import codistributed
-from ..base import Chunks, check_codist_arg, complete, here, need
+from ..base import Chunks, check_codist_arg, complete, here, need, parts_of
 from ..reshard import changeMode
 from .agree import agree, report
 from .mpiio import File, contig_strides, item_type, no_sigxfsz, region_type
@@ -193,10 +193,10 @@ def save(path: Any, D: Any) -> None:
         except Exception as exc:
             mine = report(exc)
     tmp = agree(mine, what, path, tmp)[0]
-    parts = D._local if isinstance(D._local, list) else [D._local]
+    parts = parts_of(D)
     failure = None
     try:
-        _rounds(tmp, True, len(head), D.dtype, D.shape, False, D._codist, parts, what)
+        _rounds(tmp, True, len(head), D.dtype, D.shape, False, D.codistributor, parts, what)
     except Exception as exc:
         failure = report(exc)
     conclude(tmp, path, failure, what, len(head) + D.nbytes)

@@ -25,12 +25,13 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from ...layouts.codistributor import codistributor2dbc
-from ..array import codistributed, getCodistributor, getLocalPart
+from ..array import codistributed, getLocalPart
 from ..registry import implements
 from ..transfer import redistribute
 from .factor import getrf, move_rows, potrf, trsm
-from .grid import ProcessGrid, to_2dbc
+from .grid import ProcessGrid, grid_codist, to_2dbc
 from .qr import lstsq
+from .qrbase import ctrans
 
 __all__ = ["mldivide", "mrdivide", "solve", "lu", "chol", "cholesky", "inv", "det", "slogdet",
            "solve_triangular", "SINGULAR_WARNING"]
@@ -90,12 +91,12 @@ class _Work:
 
     def __init__(self, A: Any, dt: np.dtype, what: str, like: Optional[Any] = None) -> None:
         if like is not None:
-            c = getCodistributor(like)
+            c = grid_codist(like)
             D = to_2dbc(A, what, c.BlockSize, c.LabGrid, c.Orientation)
         else:
             D = to_2dbc(A, what)
         self.D = D
-        self.codist = getCodistributor(D)
+        self.codist = grid_codist(D)
         self.a = np.array(_local(D), dtype=dt, order="C", copy=True)
         self.G = ProcessGrid(self.codist)
 
@@ -374,10 +375,6 @@ def _chol_lower(A: Any, what: str, numpy_name: bool):
     return w.result()
 
 
-def _ctrans(D: Any):
-    return D.T.conj() if np.issubdtype(D.dtype, np.complexfloating) else D.T
-
-
 def chol(A: Any, triangle: str = "upper") -> Any:
     """MATLAB's ``chol``: upper R with ``R^H R = A`` from A's upper triangle, or with
     ``'lower'`` lower L with ``L L^H = A`` from its lower triangle (PDPOTRF). A matrix
@@ -389,7 +386,7 @@ def chol(A: Any, triangle: str = "upper") -> Any:
         return _chol_lower(A, "chol", numpy_name=False)
     _square(A, "chol", False)
     D = A if isinstance(A, codistributed) else to_2dbc(A, "chol")
-    return _ctrans(_chol_lower(_ctrans(D), "chol", numpy_name=False))
+    return ctrans(_chol_lower(ctrans(D), "chol", numpy_name=False))
 
 
 @implements(np.linalg.cholesky)
@@ -401,7 +398,7 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Any:
         return _chol_lower(a, what, numpy_name=True)
     _square(a, what, True)
     D = a if isinstance(a, codistributed) else to_2dbc(a, what)
-    return _ctrans(_chol_lower(_ctrans(D), what, numpy_name=True))
+    return ctrans(_chol_lower(ctrans(D), what, numpy_name=True))
 
 
 # --------------------------------------------------------------------------- inverse, determinant

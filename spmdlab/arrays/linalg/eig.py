@@ -24,12 +24,14 @@ import numpy as np
 
 from ...layouts.codistributor import codistributor1d
 from ..array import getLocalPart
+from ..base import here, is_codist
+from ..collectives import allgatherv
 from ..registry import implements
 from ..transfer import redistribute
 from .eigh import all_finite, hermitian_eig, is_hermitian, square_2dbc
 from .grid import ProcessGrid, grid_codist
 from .hessenberg import gehrd
-from .qrbase import allgather_rows, build, here, is_codist
+from .qrbase import build
 from .svd2d import diag_like
 from .tridiag import apply_q
 
@@ -41,7 +43,7 @@ def _from_lab1(x: np.ndarray, count: int, what: str) -> np.ndarray:
     sends)."""
     lab, p = here()
     counts = [count] + [0] * (p - 1)
-    return allgather_rows(x if lab == 1 else x[:0], counts, what)
+    return allgatherv(x if lab == 1 else x[:0], counts, what)
 
 
 def general_eig(A: Any, vectors: bool, what: str) -> Any:

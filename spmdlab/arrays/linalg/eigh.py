@@ -30,11 +30,14 @@ from scipy.linalg import eigvalsh_tridiagonal
 
 from ...layouts.codistributor import codistributor1d
 from ..array import codistributed, getLocalPart
+from ..base import here, is_codist
+from ..collectives import allgatherv
+from ..layout import labs_of
 from ..registry import implements
 from ..transfer import redistribute
 from .bidiag import lapack_routine, real_of
 from .grid import ProcessGrid, grid_codist, to_2dbc
-from .qrbase import allgather_rows, build, here, is_codist, layout_labs, linalg_dtype
+from .qrbase import build, linalg_dtype
 from .tridiag import Tridiagonal, apply_q, sytrd
 
 __all__ = ["np_eigh", "np_eigvalsh", "hermitian_eig", "is_hermitian", "square_2dbc",
@@ -45,7 +48,7 @@ def square_2dbc(A: Any, what: str) -> codistributed:
     """``A`` as a square 2dbc codistributed matrix in LAPACK's dtype (numpy's errors)."""
     if not is_codist(A):
         raise TypeError(f"{what}: expected a codistributed matrix, got {type(A).__name__}")
-    layout_labs(A, what)
+    labs_of(A, what)
     if A.ndim != 2:
         if A.ndim < 2:
             raise np.linalg.LinAlgError(f"{what}: {A.ndim}-dimensional array given. Array must "
@@ -157,7 +160,7 @@ def _vectors(tri: Tridiagonal, D: codistributed, what: str) -> Tuple[np.ndarray,
     else:
         w, Zt = np.empty(0, d.dtype), np.empty((0, n), d.dtype)
     counts = [cuts[k + 1] - cuts[k] for k in range(p)]
-    w = allgather_rows(w.astype(d.dtype), counts, what)
+    w = allgatherv(w.astype(d.dtype), counts, what)
     c = grid_codist(D)
     Z = np.empty((n, hi - lo), dtype=tri.local.dtype)
     Z[...] = Zt.T

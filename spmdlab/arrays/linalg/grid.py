@@ -1,28 +1,10 @@
-"""The process grid of a 2dbc codistributed matrix, as ScaLAPACK's BLACS sees it.
+"""The 2dbc process grid as the factorizations use it.
 
-A ``codistributor2dbc`` with ``LabGrid = [nprow, npcol]`` and block size ``nb`` puts
-global row ``i`` on grid row ``(i // nb) % nprow`` and global column ``j`` on grid
-column ``(j // nb) % npcol`` (ScaLAPACK's block-cyclic map with source process 0;
-NUMROC/INDXG2L/INDXL2G in the ScaLAPACK TOOLS). :class:`ProcessGrid` gives those maps
-for one lab, plus the row and column sub-communicators (made by ``spmdlab.lab.comm``, the
-one module owning communicators) and the collectives the factorizations use along a
-grid row or column: panel broadcast, all-gather of panel pieces, row exchanges. Every
-wait is ``comm.wait`` (interruptible: Ctrl-C, another lab's error, a timeout end it).
-
-Those three move panels, so they are point-to-point messages (as BLACS builds its
-broadcasts), not MPI's nonblocking collectives: a block aborted inside a factorization
-leaves collectives that some lab never joined, and MPICH keeps such a collective's
-internal copies for good (~one panel per abort; issue 19), while an abandoned receive is
-cancelled and an unmatched send holds only its request. A grid row or column holds a
-few labs, so the root sends to each in turn. Tags carry ``comm.renewals()``, so a
-message of an aborted block can never match one of a later block.
-
-The index functions at module level are pure arithmetic (no MPI) and are tested
-without a pool. With one lab (and at the client) no communicator is made.
-
-:class:`ProcessGrid` and the index maps live in ``spmdlab/arrays/grid.py`` (SUMMA uses
-them too) and are re-exported here. :func:`to_2dbc` redistributes any input (replicated
-array, 1-D or 2dbc layout) to the 2dbc layout the factorizations run on.
+:class:`ProcessGrid` and the block-cyclic index maps (ScaLAPACK's NUMROC, INDXG2L,
+INDXL2G) live in ``spmdlab/arrays/grid.py``, the array package's, which SUMMA uses too;
+they are re-exported here. :func:`to_2dbc` redistributes any input (replicated array,
+1-D or 2dbc layout) to the 2dbc layout the factorizations run on, with the block size
+and lab grid they choose (:data:`DEFAULT_BLOCKSIZE`, :func:`choose_labgrid`).
 """
 from __future__ import annotations
 

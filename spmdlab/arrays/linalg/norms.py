@@ -20,8 +20,11 @@ from typing import Any, Optional
 import numpy as np
 
 from ..array import codistributed, getCodistributor, getLocalPart, globalIndices
+from ..base import is_codist
+from ..collectives import allreduce
+from ..layout import labs_of
 from ..registry import implements, numpy_names
-from .qrbase import allgather_small, build, combine_sum, is_codist, layout_labs, real_dtype, replicated_to_codist
+from .qrbase import build, combine_sum, real_dtype, replicated_to_codist
 from .svd import singular_values
 
 __all__ = ["np_norm", "np_vector_norm", "np_matrix_norm", "norm", "np_trace", "trace", "np_triu", "np_tril",
@@ -39,11 +42,11 @@ def _idx(D: codistributed, d: int) -> np.ndarray:
 
 
 def _gmax(v: float, what: str) -> float:
-    return float(np.max(allgather_small(np.array([v], dtype=np.float64), what)))
+    return float(allreduce(np.array([v], dtype=np.float64), "max", what)[0])
 
 
 def _gmin(v: float, what: str) -> float:
-    return float(np.min(allgather_small(np.array([v], dtype=np.float64), what)))
+    return float(allreduce(np.array([v], dtype=np.float64), "min", what)[0])
 
 
 def _abs(L: np.ndarray) -> np.ndarray:
@@ -127,7 +130,7 @@ def np_norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -
     all axes in order). The result is a replicated numpy scalar (with keepdims a
     codistributed array of ones' shape, as the reductions give)."""
     what = "numpy.linalg.norm"
-    layout_labs(x, what)
+    labs_of(x, what)
     nd = x.ndim
     ax = _axes(axis, nd)
     if ax is not None and ax != tuple(range(nd)):
@@ -197,7 +200,7 @@ def norm(X: Any, p: Any = 2) -> Any:
             p = 2
         if isinstance(p, str):
             raise ValueError(f"{what}: invalid option {p!r} for a vector")
-        layout_labs(X, what)
+        labs_of(X, what)
         rt = real_dtype(X.dtype) if X.dtype.kind in "fc" else np.dtype(np.float64)
         return _vector_norm(X, p, what, rt)
     if X.ndim != 2:
@@ -212,7 +215,7 @@ def np_trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any
              out: Any = None) -> Any:
     """``np.trace`` of a 2-D codistributed array: a replicated numpy scalar."""
     what = "numpy.trace"
-    layout_labs(a, what)
+    labs_of(a, what)
     if out is not None:
         raise NotImplementedError(f"{what}: out= is not supported for codistributed arrays")
     if a.ndim != 2 or {axis1 % 2, axis2 % 2} != {0, 1}:
@@ -240,7 +243,7 @@ def trace(A: Any) -> Any:
 
 
 def _tri(m: Any, k: int, upper: bool, what: str) -> codistributed:
-    layout_labs(m, what)
+    labs_of(m, what)
     if m.ndim < 2:
         raise NotImplementedError(f"{what}: a {m.ndim}-D codistributed array (numpy would build a "
                                   "matrix from it); use a 2-D array")

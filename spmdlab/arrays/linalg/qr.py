@@ -35,25 +35,15 @@ import numpy as np
 
 from ...layouts.codistributor import codistributor1d, codistributor2dbc
 from ..array import codistributed, getCodistributor, getLocalPart
+from ..base import here, is_codist
+from ..collectives import allgatherv
+from ..layout import labs_of
 from ..registry import implements
 from ..transfer import redistribute
 from .factor import trsm
 from .grid import ProcessGrid, numroc, to_2dbc
 from .householder import householder_qr, identity_like
-from .qrbase import (
-    allgather_rows,
-    build,
-    combine_sum,
-    eps_of,
-    here,
-    is_codist,
-    layout_labs,
-    linalg_dtype,
-    local_rows_of,
-    real_dtype,
-    replicated_to_codist,
-    rows_of,
-)
+from .qrbase import build, combine_sum, eps_of, linalg_dtype, local_rows_of, real_dtype, replicated_to_codist, rows_of
 from .tsqr import local_q_complete, tsqr, tsqr_q, tsqr_qh
 
 __all__ = ["qr", "np_qr", "lstsq", "tall_skinny", "prepare", "tsqr_factor", "QRResult"]
@@ -71,7 +61,7 @@ def prepare(A: Any, what: str) -> codistributed:
     """``A`` as a 2-D codistributed matrix in the dtype LAPACK works in (numpy's rules)."""
     if not is_codist(A):
         raise TypeError(f"{what}: expected a codistributed matrix, got {type(A).__name__}")
-    layout_labs(A, what)
+    labs_of(A, what)
     if A.ndim < 2:
         raise np.linalg.LinAlgError(f"{what}: {A.ndim}-dimensional array given. Array must be "
                                     "at least two-dimensional")
@@ -104,10 +94,6 @@ def _rows_codist(parts: Any, shape: Tuple[int, ...]) -> codistributor1d:
     return codistributor1d(1, list(parts), tuple(shape))
 
 
-def _build(local: np.ndarray, codist: Any) -> codistributed:
-    return build(local, codist)
-
-
 def _triu_local(local: np.ndarray, g: ProcessGrid, nrows: int) -> np.ndarray:
     """The upper triangle of the first ``nrows`` global rows of a 2dbc local part."""
     lr = numroc(nrows, g.nb, g.myrow, g.nprow)
@@ -132,15 +118,15 @@ def _qr(A: Any, mode: str, what: str) -> Any:
         if mode == "r":
             return replicated_to_codist(f.R)
         if mode == "reduced":
-            return QRResult(_build(tsqr_q(f), _rows_codist(parts, (m, k))), replicated_to_codist(f.R))
+            return QRResult(build(tsqr_q(f), _rows_codist(parts, (m, k))), replicated_to_codist(f.R))
         lo = int(sum(parts[:lab - 1]))
         Rl = np.zeros((parts[lab - 1], n), dtype=f.R.dtype)
         top = f.R[lo:lo + parts[lab - 1]]
         Rl[:top.shape[0]] = top
-        Rc = _build(Rl, _rows_codist(parts, (m, n)))
+        Rc = build(Rl, _rows_codist(parts, (m, n)))
         if mode == "r-complete":
             return Rc
-        return QRResult(_build(local_q_complete(f, lab), _rows_codist(parts, (m, m))), Rc)
+        return QRResult(build(local_q_complete(f, lab), _rows_codist(parts, (m, m))), Rc)
     A2 = to_2dbc(A, what)
     c = getCodistributor(A2)
     h = householder_qr(A2, what)
@@ -148,16 +134,16 @@ def _qr(A: Any, mode: str, what: str) -> Any:
     if mode == "raw":
         nprow, npcol = c.LabGrid
         flip = "col" if c.Orientation == "row" else "row"
-        H = _build(h.local.T, codistributor2dbc([npcol, nprow], c.BlockSize, flip, (n, m)))
+        H = build(h.local.T, codistributor2dbc([npcol, nprow], c.BlockSize, flip, (n, m)))
         return H, h.tau.copy()
     nr = k if mode in ("reduced", "r") else m
-    R = _build(_triu_local(h.local, g, nr), codistributor2dbc(c.LabGrid, c.BlockSize, c.Orientation, (nr, n)))
+    R = build(_triu_local(h.local, g, nr), codistributor2dbc(c.LabGrid, c.BlockSize, c.Orientation, (nr, n)))
     if mode in ("r", "r-complete"):
         return R
     ncols = k if mode == "reduced" else m
     E, cq = identity_like(g, m, ncols, h.local.dtype)
     h.apply(E, conj=False, col_from=g.cols_before)
-    return QRResult(_build(E, cq), R)
+    return QRResult(build(E, cq), R)
 
 
 @implements(np.linalg.qr)
@@ -197,7 +183,7 @@ def qr(A: Any, *args: Any, nargout: int = 2) -> Any:
 def _rhs(B: Any, m: int, what: str) -> Tuple[Any, bool]:
     """``(B, was_vector)`` after the shape checks of ``np.linalg.lstsq``."""
     if is_codist(B):
-        layout_labs(B, what)
+        labs_of(B, what)
     nd = B.ndim if is_codist(B) else np.ndim(B)
     shape = tuple(B.shape) if is_codist(B) else np.shape(B)
     if nd not in (1, 2):
@@ -272,9 +258,9 @@ def _ls_wide_tsqr(A: codistributed, B: Any, vector: bool, rcond: Optional[float]
     xl = tsqr_q(f, y.astype(dt, copy=False))
     nrhs = xl.shape[1]
     if vector:
-        xs = _build(xl[:, 0].copy(), codistributor1d(1, list(parts), (n,)))
+        xs = build(xl[:, 0].copy(), codistributor1d(1, list(parts), (n,)))
     else:
-        xs = _build(xl, _rows_codist(parts, (n, nrhs)))
+        xs = build(xl, _rows_codist(parts, (n, nrhs)))
     if not full:
         return xs
     return xs, np.empty(0, dtype=s.dtype), np.int32(rank), s
@@ -286,7 +272,7 @@ def _gather_small(B: codistributed, what: str) -> np.ndarray:
     Br = rows_of(B, what)
     parts = getCodistributor(Br).Partition
     L = np.ascontiguousarray(getLocalPart(Br)).reshape(parts[here()[0] - 1], *shape[1:])
-    return allgather_rows(L, parts, what).reshape(shape)
+    return allgatherv(L, parts, what).reshape(shape)
 
 
 def _ls_tall_2dbc(A: codistributed, B: Any, vector: bool, what: str) -> codistributed:
@@ -305,10 +291,10 @@ def _ls_tall_2dbc(A: codistributed, B: Any, vector: bool, what: str) -> codistri
     X = np.ascontiguousarray(Y[:ln])
     cx = codistributor2dbc(c.LabGrid, c.BlockSize, c.Orientation, (n, 1 if vector else B.shape[1]))
     trsm(h.local, g, X, ProcessGrid(cx), False, False, what)  # R: the upper triangle, n x n
-    xc = _build(X, cx)
+    xc = build(X, cx)
     if vector:
         xr = redistribute(xc, codistributor1d(1, None, (n, 1)))
-        return _build(getLocalPart(xr)[:, 0].copy(), codistributor1d(1, getCodistributor(xr).Partition, (n,)))
+        return build(getLocalPart(xr)[:, 0].copy(), codistributor1d(1, getCodistributor(xr).Partition, (n,)))
     return xc
 
 
@@ -357,7 +343,7 @@ def _ls_wide_2dbc(A: codistributed, B: Any, vector: bool, what: str) -> codistri
     nprow, npcol = c.LabGrid
     flip = "col" if c.Orientation == "row" else "row"
     ct = codistributor2dbc([npcol, nprow], c.BlockSize, flip, (n, m))
-    AH = _build(getLocalPart(A2).conj().T, ct)
+    AH = build(getLocalPart(A2).conj().T, ct)
     h = householder_qr(AH, what)
     _rank_check(h, what)
     g = h.grid
@@ -372,21 +358,21 @@ def _ls_wide_2dbc(A: codistributed, B: Any, vector: bool, what: str) -> codistri
     trsm(L, ProcessGrid(cl).connect(what), Y, ProcessGrid(cy), True, False, what)
     # y into the first m rows of an n x nrhs matrix on the transposed grid, then x = Q [y; 0]
     cy2 = codistributor2dbc([npcol, nprow], c.BlockSize, flip, (m, nrhs))
-    y2 = getLocalPart(redistribute(_build(Y, cy), cy2))
+    y2 = getLocalPart(redistribute(build(Y, cy), cy2))
     X = np.zeros((g.mloc, y2.shape[1]), dtype=dt)  # my columns of the n x nrhs matrix
     X[:y2.shape[0]] = y2
     h.apply(X, conj=False)
-    xc = _build(X, codistributor2dbc([npcol, nprow], c.BlockSize, flip, (n, nrhs)))
+    xc = build(X, codistributor2dbc([npcol, nprow], c.BlockSize, flip, (n, nrhs)))
     if vector:
         xr = redistribute(xc, codistributor1d(1, None, (n, 1)))
-        return _build(getLocalPart(xr)[:, 0].copy(), codistributor1d(1, getCodistributor(xr).Partition, (n,)))
+        return build(getLocalPart(xr)[:, 0].copy(), codistributor1d(1, getCodistributor(xr).Partition, (n,)))
     return xc
 
 
 def _vector_to_column(b: codistributed, what: str) -> codistributed:
     br = rows_of(b, what)
     p = getCodistributor(br).Partition
-    return _build(getLocalPart(br).reshape(-1, 1), codistributor1d(1, p, (b.shape[0], 1)))
+    return build(getLocalPart(br).reshape(-1, 1), codistributor1d(1, p, (b.shape[0], 1)))
 
 
 def _ls_empty(B: Any, shape: Tuple[int, int], vector: bool, dt: np.dtype, full: bool, what: str) -> Any:

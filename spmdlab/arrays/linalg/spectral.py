@@ -16,19 +16,16 @@ from typing import Any
 import numpy as np
 
 from ..array import codistributed, getCodistributor, getLocalPart, globalIndices
+from ..base import is_codist
 from ..registry import implements
 from .dense import np_inv
 from .norms import np_norm
-from .qrbase import build, is_codist, real_dtype
+from .qrbase import build, ctrans, real_dtype
 from .svd import svd_any as _core
 
 __all__ = ["np_pinv", "np_matrix_rank", "np_cond", "pinv", "rank", "cond"]
 
 _NOVALUE = object()
-
-
-def _ctrans(D: Any) -> Any:
-    return D.T.conj() if np.iscomplexobj(getLocalPart(D)) else D.T
 
 
 def _col_indices(D: codistributed) -> np.ndarray:
@@ -45,11 +42,11 @@ def _pinv(a: Any, cutoff_of: Any, what: str) -> Any:
     inv = np.zeros_like(s)
     inv[large] = 1 / s[large]
     if not is_codist(U):  # short-wide TSQR: U, s replicated, Vh by columns
-        return _ctrans(Vh) @ np.ascontiguousarray((U * inv).conj().T)
+        return ctrans(Vh) @ np.ascontiguousarray((U * inv).conj().T)
     Ul = getLocalPart(U)
     scaled = build(Ul * inv[_col_indices(U)].astype(Ul.dtype), getCodistributor(U))
     Vhc = Vh if is_codist(Vh) else np.ascontiguousarray(Vh)
-    return (_ctrans(Vhc) if is_codist(Vhc) else Vhc.conj().T) @ _ctrans(scaled)
+    return (ctrans(Vhc) if is_codist(Vhc) else Vhc.conj().T) @ ctrans(scaled)
 
 
 @implements(np.linalg.pinv)

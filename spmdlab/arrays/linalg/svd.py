@@ -22,11 +22,12 @@ from typing import Any
 import numpy as np
 
 from ...layouts.codistributor import codistributor1d, codistributor2dbc
-from ..array import codistributed, getCodistributor, getLocalPart
+from ..array import getCodistributor, getLocalPart
+from ..base import here, is_codist
 from ..registry import implements, numpy_names
 from ..transfer import redistribute
 from .qr import prepare, tall_skinny, tsqr_factor
-from .qrbase import build, here, is_codist
+from .qrbase import build
 from .svd2d import diag_like, svd_2dbc
 from .tsqr import local_q_complete, tsqr, tsqr_q
 
@@ -37,10 +38,6 @@ __all__ = ["np_svd", "svd", "singular_values", "svd_any"]
 def SVDResult(U: Any, S: Any, Vh: Any) -> tuple:
     """A plain tuple (see ``qr.QRResult``)."""
     return (U, S, Vh)
-
-
-def _build(local: np.ndarray, codist: Any) -> codistributed:
-    return build(local, codist)
 
 
 def _core(A: Any, full_matrices: bool, compute_uv: bool, what: str) -> Any:
@@ -54,9 +51,9 @@ def _core(A: Any, full_matrices: bool, compute_uv: bool, what: str) -> Any:
             return np.linalg.svd(f.R, compute_uv=False)
         Ur, s, Vh = np.linalg.svd(f.R, full_matrices=full_matrices)
         if full_matrices:
-            U = _build(local_q_complete(f, lab, Ur), codistributor1d(1, parts, (m, m)))
+            U = build(local_q_complete(f, lab, Ur), codistributor1d(1, parts, (m, m)))
         else:
-            U = _build(tsqr_q(f, Ur), codistributor1d(1, parts, (m, Ur.shape[1])))
+            U = build(tsqr_q(f, Ur), codistributor1d(1, parts, (m, Ur.shape[1])))
         return SVDResult(U, s, Vh)
     if m < n and tall_skinny((n, m), p):
         c = getCodistributor(A)
@@ -72,7 +69,7 @@ def _core(A: Any, full_matrices: bool, compute_uv: bool, what: str) -> Any:
             W = local_q_complete(f, lab, Ur)
         else:
             W = tsqr_q(f, Ur)
-        return SVDResult(Vrh.conj().T.copy(), s, _build(W.conj().T, codistributor1d(2, parts, (W.shape[1], n))))
+        return SVDResult(Vrh.conj().T.copy(), s, build(W.conj().T, codistributor1d(2, parts, (W.shape[1], n))))
     return svd_2dbc(A, full_matrices, compute_uv, what)
 
 
@@ -138,7 +135,7 @@ def svd(A: Any, *args: Any, nargout: int = 1) -> Any:
     S = _diag(s, rows, cols, s.dtype)
     if is_codist(Vh):
         c = getCodistributor(Vh)
-        V = _build(getLocalPart(Vh).conj().T, codistributor1d(1, c.Partition, (Vh.shape[1], Vh.shape[0])))
+        V = build(getLocalPart(Vh).conj().T, codistributor1d(1, c.Partition, (Vh.shape[1], Vh.shape[0])))
     else:
         V = Vh.conj().T.copy()
     return U, S, V

@@ -29,18 +29,16 @@ import numpy as np
 
 from ...layouts.codistributor import codistributor1d, codistributor2dbc
 from ..array import codistributed, getLocalPart
+from ..base import here
+from ..collectives import allgatherv
 from ..transfer import redistribute
 from .bidiag import Bidiagonal, apply_p, apply_q, bdsdc, gebrd, lasq1, real_of
 from .eigh import all_finite
 from .grid import ProcessGrid, grid_codist, to_2dbc
 from .householder import identity_like
-from .qrbase import allgather_rows, build, here
+from .qrbase import build, ctrans
 
 __all__ = ["svd_2dbc", "diag_like"]
-
-
-def _ctrans(D: codistributed) -> codistributed:
-    return D.T.conj() if np.iscomplexobj(getLocalPart(D)) else D.T
 
 
 def _like(c: codistributor2dbc, shape: Tuple[int, int]) -> codistributor2dbc:
@@ -62,7 +60,7 @@ def _lab1_vectors(bd: Bidiagonal, what: str) -> Tuple[np.ndarray, np.ndarray, np
     else:
         s = np.zeros(n, real_of(bd.d))
         u = v = np.zeros((n, 0), s.dtype)
-    s = allgather_rows(s if lab == 1 else s[:0], counts, what)
+    s = allgatherv(s if lab == 1 else s[:0], counts, what)
     return s, u, v, counts
 
 
@@ -93,20 +91,20 @@ def _right(bd: Bidiagonal, v: np.ndarray, counts: list, c: codistributor2dbc, dt
                   copy=True)
     apply_p(bd, Vl, ProcessGrid(cv).connect(bd.what))
     V = build(Vl, cv)
-    return redistribute(_ctrans(V), cv)
+    return redistribute(ctrans(V), cv)
 
 
 def svd_2dbc(A: codistributed, full_matrices: bool, compute_uv: bool, what: str) -> Any:
     """``(U, s, Vh)`` or ``s`` of the codistributed matrix A (LAPACK dtype, 2-D)."""
     m, n = A.shape
     if m < n:
-        out = svd_2dbc(_ctrans(A), full_matrices, compute_uv, what)
+        out = svd_2dbc(ctrans(A), full_matrices, compute_uv, what)
         if not compute_uv:
             return out
         U, s, Vh = out  # A^H = U s Vh  =>  A = Vh^H s U^H
         c = grid_codist(U)
-        return redistribute(_ctrans(Vh), _like(c, (m, m))), s, \
-            redistribute(_ctrans(U), _like(c, (U.shape[1], U.shape[0])))
+        return redistribute(ctrans(Vh), _like(c, (m, m))), s, \
+            redistribute(ctrans(U), _like(c, (U.shape[1], U.shape[0])))
     D = to_2dbc(A, what)
     c = grid_codist(D)
     g = ProcessGrid(c).connect(what)

@@ -28,7 +28,9 @@ from typing import List, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 from scipy.linalg import get_lapack_funcs
 
-from .qrbase import allgather_rows, combine_sum, here
+from ..base import here
+from ..collectives import allgatherv
+from .qrbase import combine_sum
 
 __all__ = ["LocalFactor", "Factor", "geqrf", "apply_q", "local_factor", "local_apply", "combine",
            "local_q", "local_q_complete", "local_qh", "stacked_qh", "tsqr", "tsqr_q", "tsqr_qh",
@@ -242,7 +244,7 @@ def tsqr(Ai: np.ndarray, counts: Sequence[int], n: int, what: str) -> Factor:
     counts = [int(c) for c in counts]
     ks = [min(c, n) for c in counts]
     loc = local_factor(Ai)
-    stack = allgather_rows(np.ascontiguousarray(loc.R), ks, what)
+    stack = allgatherv(np.ascontiguousarray(loc.R), ks, what)
     h2, tau2, R = combine(stack)
     return Factor(loc, counts, ks, h2, tau2, R)
 
@@ -261,7 +263,7 @@ def tsqr_qh(f: Factor, Bi: np.ndarray, what: str) -> Tuple[np.ndarray, np.ndarra
     per column (the least-squares residual of a full-rank problem), for ``B`` whose rows
     this lab holds as ``Bi``. Collective: one all-gather, one lab-order sum."""
     top, rest = local_qh(f.local, Bi)
-    stack = allgather_rows(np.ascontiguousarray(top), f.ks, what)
+    stack = allgatherv(np.ascontiguousarray(top), f.ks, what)
     c = stacked_qh(f, stack)
     kk = min(f.R.shape)
     own = np.sum(np.abs(rest) ** 2, axis=0)

@@ -315,7 +315,7 @@ def _solves(P: Problem, M: Any, k: int, what: str) -> tuple:
         B = BlockSolve(M, P.cpart, f"{what}: M{k}")
         return B.solve, B.solve_adjoint
     if callable(M):
-        return (lambda r: P._apply(M, r, P.cpart, P.cpart, "notransp"),
-                lambda r: P._apply(M, r, P.cpart, P.cpart, "transp"))
+        return (lambda r: P.apply(M, r, P.cpart, P.cpart, "notransp"),
+                lambda r: P.apply(M, r, P.cpart, P.cpart, "transp"))
     raise TypeError(f"{what}: M{k} must be a preconditioner (jacobi, ilu, ichol), a function "
                     f"M(x, 'notransp'/'transp') or a matrix; got {type(M).__name__}")

@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from ..array import getLocalPart
 from ..base import CodistArray, here
 from ..collectives import allgather_objects, allreduce, error_entry, raise_combined
 from .array import SparseCodist
@@ -109,7 +110,7 @@ class _Block(Preconditioner):
         self.part = S.partition
         lab, _ = here()
         o = offsets(self.part)
-        return split_blocks(S._local, int(o[lab - 1]), int(o[lab]))[0]
+        return split_blocks(getLocalPart(S), int(o[lab - 1]), int(o[lab]))[0]
 
     def _agree(self, error: str | None, what: str) -> None:
         raise_combined([e[0] for e in allgather_objects((error_entry(error),), what)], what)

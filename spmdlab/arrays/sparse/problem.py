@@ -20,7 +20,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ...layouts.codistributor import codistributor1d
-from ..array import codistributed
+from ..array import codistributed, getLocalPart
 from ..base import CodistArray, here
 from ..collectives import allgather_objects, allreduce, error_entry, raise_combined
 from .exchange import split_blocks
@@ -99,7 +99,7 @@ class Problem:
     def matvec(self, xloc: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         if self.S is not None:
             return matvec_local(self.S, xloc, self.coff, self.what, out)
-        y = self._apply(self.A, xloc, self.cpart, self.part, "notransp")
+        y = self.apply(self.A, xloc, self.cpart, self.part, "notransp")
         if out is not None:
             out[...] = y
             return out
@@ -112,10 +112,13 @@ class Problem:
         if self.S is not None:  # a solver that needs A^H asks for it (need_adjoint)
             raise RuntimeError(f"{self.what}: A^H was not prepared (Problem(..., need_adjoint=True))")
         if callable(self.A) and not isinstance(self.A, CodistArray):
-            return self._apply(self.A, yloc, self.part, self.cpart, "transp")
-        return self._apply(lambda v: self.A.conj().T @ v, yloc, self.part, self.cpart, None)
+            return self.apply(self.A, yloc, self.part, self.cpart, "transp")
+        return self.apply(lambda v: self.A.conj().T @ v, yloc, self.part, self.cpart, None)
 
-    def _apply(self, f: Callable, xloc: np.ndarray, pin: list, pout: list, flag: str | None) -> np.ndarray:
+    def apply(self, f: Callable, xloc: np.ndarray, pin: list, pout: list, flag: str | None) -> np.ndarray:
+        """``f`` (an operator: a codistributed matrix or a function, with MATLAB's
+        ``'notransp'``/``'transp'`` flag) applied to a local vector part laid out by ``pin``;
+        the result's part laid out by ``pout`` (a copy, never the input)."""
         xd = wrap_rows(xloc, pin, int(sum(pin)))
         if isinstance(f, CodistArray):
             y = f @ xd
@@ -131,7 +134,7 @@ class Problem:
         if isinstance(M, (SparseBase, CodistArray)):
             return BlockSolve(M, self.part, f"{self.what}: M{k}").solve
         if callable(M):
-            return lambda r: self._apply(M, r, self.part, self.part, None)
+            return lambda r: self.apply(M, r, self.part, self.part, None)
         raise TypeError(f"{self.what}: M{k} must be a preconditioner (jacobi(A), ilu(A), ichol(A)), a function "
                         f"or a matrix; got {type(M).__name__}")
 
@@ -145,9 +148,9 @@ class Problem:
     def local_nonfinite(self) -> int:
         bad = nonfinite(self.b) + nonfinite(self.x)
         if self.S is not None:
-            bad += nonfinite(self.S._local.data)
-        elif isinstance(self.A, CodistArray):
-            bad += nonfinite(np.asarray(self.A._local))
+            bad += nonfinite(np.asarray(getLocalPart(self.S).data))  # (the scipy.sparse part's entries)
+        elif isinstance(self.A, codistributed):
+            bad += nonfinite(np.asarray(getLocalPart(self.A)))
         return bad
 
     def start(self) -> float:
@@ -180,7 +183,7 @@ class BlockSolve:
         o = offsets(part)
         lo, hi = int(o[lab - 1]), int(o[lab])
         if isinstance(M, SparseBase):
-            local = to_rows(M, what)._local if list(to_rows(M, what).partition) == list(part) else None
+            local = getLocalPart(to_rows(M, what)) if list(to_rows(M, what).partition) == list(part) else None
         else:
             local = sp.csr_array(vector_local(M, part, what))
         error = None

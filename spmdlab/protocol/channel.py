@@ -1,0 +1,184 @@
+"""The wire under the protocol's messages: frames, ``Channel``, the handshake, addresses.
+
+A frame is ``!QIQ`` (payload length, buffer count, epoch), the buffer lengths, the pickle
+payload, then the raw out-of-band buffers (pickle protocol 5), so numpy arrays cross
+without copies into the pickle stream. The epoch in the frame head lets the receiver
+answer (or discard) a message whose payload it cannot unpickle without losing frame sync.
+A connection starts with a challenge: the client sends random bytes, the other end
+answers with their HMAC under the pool's key.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import pickle
+import socket
+import struct
+import threading
+from typing import Any
+
+__all__ = ["ChannelClosed", "Undecodable", "dumps", "Channel", "server_handshake", "split_address", "join_address",
+           "connect"]
+
+_HEAD = struct.Struct("!QIQ")
+_CHALLENGE = 32
+
+
+class ChannelClosed(EOFError):
+    """The other end of a channel went away."""
+
+
+class Undecodable(Exception):
+    """A whole frame arrived but its payload could not be unpickled here."""
+
+    def __init__(self, epoch: int, error: BaseException):
+        super().__init__(f"{type(error).__name__}: {error}")
+        self.epoch = epoch
+        self.error = error
+
+
+def dumps(obj: Any, user: bool = False, epoch: int = 0) -> list:
+    """Serialise to the list of frames ``Channel.send_frames`` writes.
+
+    ``user=True`` uses cloudpickle, so functions and classes defined at the client travel.
+    """
+    buffers: list[pickle.PickleBuffer] = []
+    if user:
+        from . import shipping  # cloudpickle: not needed by the shim, which imports this module too
+
+        payload = shipping.dumps(obj, buffer_callback=buffers.append)
+    else:
+        payload = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
+    raws = [b.raw() for b in buffers]
+    head = _HEAD.pack(len(payload), len(raws), epoch) + b"".join(struct.pack("!Q", r.nbytes) for r in raws)
+    return [head, payload, *raws]
+
+
+class Channel:
+    """One framed, bidirectional connection. ``send`` is thread-safe.
+
+    A send cut short by an exception (Ctrl-C while the labs are fed a large input) leaves
+    the stream mid-frame: the channel is then ``broken`` and its owner must drop it.
+    """
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self._send_lock = threading.Lock()
+        self.broken = False
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def send(self, obj: Any, user: bool = False, epoch: int = 0) -> None:
+        self.send_frames(dumps(obj, user, epoch))
+
+    def send_frames(self, frames: list) -> None:
+        if len(frames) == 2 and len(frames[1]) < 65536:
+            frames = [frames[0] + frames[1]]  # one system call for small messages
+        with self._send_lock:
+            if self.broken:
+                raise ChannelClosed("channel broken by an interrupted send")
+            done = False
+            try:
+                for frame in frames:
+                    self.sock.sendall(frame)
+                done = True
+            except OSError as exc:
+                raise ChannelClosed(str(exc)) from None
+            finally:
+                if not done:
+                    self.broken = True
+
+    def _recv_into(self, view: memoryview) -> None:
+        got = 0
+        total = len(view)
+        while got < total:
+            try:
+                n = self.sock.recv_into(view[got:], min(total - got, 1 << 24))
+            except InterruptedError:
+                continue
+            except OSError as exc:
+                raise ChannelClosed(str(exc)) from None
+            if n == 0:
+                raise ChannelClosed("connection closed")
+            got += n
+
+    def read_exact(self, n: int) -> bytearray:
+        """The next ``n`` bytes of the stream (raw, outside any frame: the handshake's)."""
+        buf = bytearray(n)
+        self._recv_into(memoryview(buf))
+        return buf
+
+    def recv(self) -> Any:
+        """The next message. Raises ``Undecodable`` (the frame consumed, so the stream
+        stays in sync) when its payload cannot be unpickled here."""
+        length, nbuf, epoch = _HEAD.unpack(self.read_exact(_HEAD.size))
+        sizes = struct.unpack(f"!{nbuf}Q", self.read_exact(8 * nbuf)) if nbuf else ()
+        payload = self.read_exact(length)
+        buffers = [self.read_exact(size) for size in sizes]
+        try:
+            return pickle.loads(payload, buffers=buffers)
+        except Exception as exc:
+            raise Undecodable(epoch, exc) from None
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+# ---- connections -------------------------------------------------------------------
+
+def _digest(authkey: bytes, challenge: bytes) -> bytes:
+    return hmac.new(authkey, challenge, hashlib.sha256).digest()
+
+
+def server_handshake(sock: socket.socket, authkey: bytes, timeout: float = 2.0) -> Channel:
+    """Challenge a freshly accepted connection; raise ``ChannelClosed`` if it fails or
+    does not answer within ``timeout`` seconds."""
+    sock.settimeout(timeout)
+    chan = Channel(sock)
+    challenge = os.urandom(_CHALLENGE)
+    try:
+        chan.send_frames([challenge])
+        answer = chan.read_exact(hashlib.sha256().digest_size)
+    except (ChannelClosed, OSError):
+        sock.close()
+        raise ChannelClosed("no answer to the challenge") from None
+    if not hmac.compare_digest(bytes(answer), _digest(authkey, challenge)):
+        sock.close()
+        raise ChannelClosed("authentication failed")
+    sock.settimeout(None)
+    return chan
+
+
+def split_address(address: str) -> tuple[str, int] | None:
+    """``host:port`` or ``[v6]:port`` -> ``(host, port)``; None for a socket path."""
+    if address.startswith("/") or ":" not in address:
+        return None
+    host, port = address.rsplit(":", 1)
+    return host.strip("[]"), int(port)
+
+
+def join_address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def connect(address: str, authkey: bytes, timeout: float = 30.0) -> Channel:
+    """Connect to the client at ``address`` (a path, ``host:port`` or ``[v6]:port``) and
+    authenticate."""
+    tcp = split_address(address)
+    if tcp is not None:
+        sock = socket.create_connection(tcp, timeout=timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    else:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(timeout)
+        sock.connect(address)
+    chan = Channel(sock)
+    challenge = chan.read_exact(_CHALLENGE)
+    chan.send_frames([_digest(authkey, bytes(challenge))])
+    sock.settimeout(None)
+    return chan
