@@ -21,6 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 from . import io as io
+from . import sorting as sorting
+from . import stats as stats
 from .array import codistributed, getCodistributor, getLocalPart, globalIndices, iscodistributed
 from .base import register_sparse_loader
 from .registry import implements
