@@ -69,7 +69,8 @@ _NUMERICS = ("fft", "fft2", "fftn", "ifft", "ifft2", "ifftn",
              "mldivide", "mrdivide", "lu", "chol", "inv", "det", "solve_triangular",
              "qr", "lstsq", "svd", "eig", "pinv", "rank", "cond", "norm", "trace", "triu", "tril",
              "sparse", "speye", "sprand", "sprandn", "spdiags", "kron", "issparse", "full", "nnz", "nonzeros",
-             "find", "pcg", "gmres", "bicgstab", "bicg", "cgs", "minres", "lsqr", "jacobi", "ilu", "ichol")
+             "find", "pcg", "gmres", "bicgstab", "bicg", "cgs", "minres", "lsqr", "jacobi", "ilu", "ichol",
+             "sort", "unique", "median", "prctile", "histcounts", "cumsum", "cumprod", "diff")
 
 __all__ = [
     # pools and blocks

@@ -129,6 +129,14 @@ ARRAY_LAYERS = [
     {"io.boxes"},
     {"io.zarrio", "io.hdf5", "io.csv", "io.files"},
     {"io"},
+    # sorting, sets and statistics: a sample sort and a distributed selection, then the functions
+    {"sorting.samplesort", "stats.selection"},
+    {"sorting.sort", "sorting.sets", "sorting.search"},
+    {"sorting"},
+    {"stats.histogram", "stats.quantiles"},
+    {"stats.moments"},
+    {"stats.matlab"},
+    {"stats"},
     {"__init__"},
 ]
 
@@ -159,6 +167,8 @@ ADDED_NAMES = {
     # sparse matrices and Krylov solvers (issue 25)
     "sparse", "speye", "sprand", "sprandn", "spdiags", "kron", "issparse", "full", "nnz", "nonzeros", "find",
     "pcg", "gmres", "bicgstab", "bicg", "cgs", "minres", "lsqr", "jacobi", "ilu", "ichol",
+    # sorting and statistics (issue 21)
+    "sort", "unique", "median", "prctile", "histcounts", "cumsum", "cumprod", "diff",
 }
 
 

@@ -20,12 +20,12 @@ from ..registry import implements
 __all__ = ["searchsorted_of"]
 
 
-def _counts(a: CodistArray, v: np.ndarray, side: str, what: str) -> np.ndarray:
+def _counts(a: CodistArray, v: np.ndarray, side: Any, what: str) -> np.ndarray:
     local = np.searchsorted(a._local, v, side=side)
     return allreduce(np.asarray(local, dtype=np.int64), "sum", what).astype(np.intp)
 
 
-def searchsorted_of(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
+def searchsorted_of(a: Any, v: Any, side: Any = "left", sorter: Any = None) -> Any:
     what = "searchsorted"
     if not isinstance(a, CodistArray):  # a replicated, v distributed: local
         return v._map_local(lambda x: np.searchsorted(a, x, side=side, sorter=sorter))
@@ -49,5 +49,5 @@ def searchsorted_of(a: Any, v: Any, side: str = "left", sorter: Any = None) -> A
 
 
 @implements(np.searchsorted)
-def _np_searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
+def _np_searchsorted(a: Any, v: Any, side: Any = "left", sorter: Any = None) -> Any:
     return searchsorted_of(a, v, side, sorter)

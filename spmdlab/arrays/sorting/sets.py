@@ -52,7 +52,7 @@ def _new_runs(k: np.ndarray, equal_nan: bool) -> np.ndarray:
 def unique_of(ar: CodistArray, return_index: bool = False, return_inverse: bool = False,
               return_counts: bool = False, axis: Any = None, equal_nan: bool = True, sorted: bool = True) -> Any:
     what = "unique"
-    flags = {"return_index": return_index, "return_inverse": return_inverse, "return_counts": return_counts}
+    flags: Any = {"return_index": return_index, "return_inverse": return_inverse, "return_counts": return_counts}
     np.unique(np.zeros((1,) * ar.ndim, ar.dtype), **flags, axis=axis, equal_nan=equal_nan)  # numpy's errors
     if axis is not None:
         raise NotImplementedError(f"{what}: axis= is not supported for codistributed arrays "

@@ -39,7 +39,7 @@ def flat_1d(D: CodistArray, what: str) -> CodistArray:
 def off_axes(D: CodistArray, axes: tuple) -> CodistArray:
     """``D`` distributed along an axis not in ``axes`` (moved there if it is not), so that
     work along ``axes`` is local; the longest such axis is chosen."""
-    c = D._codist
+    c: Any = D._codist
     if is1d(c) and c.Dimension - 1 not in axes:
         return D
     G = D.shape

@@ -4,6 +4,6 @@ and ``bincount`` (``histogram``), ``diff``/``ptp``/``average``/``cov``/``corrcoe
 (``moments``), registered with ``registry.implements``."""
 from __future__ import annotations
 
-from . import quantiles, selection
+from . import histogram, matlab, moments, quantiles, selection
 
-__all__ = ["quantiles", "selection"]
+__all__ = ["histogram", "matlab", "moments", "quantiles", "selection"]

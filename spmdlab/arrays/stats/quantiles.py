@@ -10,7 +10,6 @@ placement are numpy's exactly. ``weights=``, ``out=`` are not supported (NotImpl
 """
 from __future__ import annotations
 
-import importlib
 import warnings
 from typing import Any
 
@@ -23,11 +22,9 @@ from ..layout import labs_of, replicated_result
 from ..reductions import axes_of
 from ..registry import implements
 from ..sorting.sort import off_axes
-from .selection import select_ranks
+from .selection import finish_quantile, select_ranks
 
-__all__ = ["statistic", "finish_quantile"]
-
-_fb: Any = importlib.import_module("numpy.lib._function_base_impl")  # numpy's quantile internals
+__all__ = ["statistic"]
 
 _FUNCTIONS = {"median": np.median, "nanmedian": np.nanmedian, "percentile": np.percentile,
               "nanpercentile": np.nanpercentile, "quantile": np.quantile, "nanquantile": np.nanquantile}
@@ -37,22 +34,6 @@ def _quiet(fn: Any, *args: Any, **kw: Any) -> Any:
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         return fn(*args, **kw)
-
-
-def finish_quantile(values_of: Any, n: int, q: np.ndarray, method: str, dtype: np.dtype, weak_q: bool) -> Any:
-    """numpy's ``_quantile`` after its partition: ``values_of(ranks)`` gives the order
-    statistics (0-based ranks among the ``n`` values) it reads."""
-    props = _fb._QuantileMethods[method]
-    vi = np.asanyarray(props["get_virtual_index"](n, q))
-    integers = props["fix_gamma"] is None or (method == "linear" and np.issubdtype(vi.dtype, np.integer))
-    if integers:
-        return values_of(vi.astype(np.intp) % n).reshape(vi.shape)[()]
-    prev, nxt = _fb._get_indexes(np.empty(0, dtype), vi, n)
-    both = values_of(np.concatenate([prev.ravel(), nxt.ravel()]) % n)
-    pv, nv = both[:prev.size].reshape(vi.shape)[()], both[prev.size:].reshape(vi.shape)[()]
-    gamma = _fb._get_gamma(vi, prev, props)
-    gamma = float(gamma) if weak_q else gamma.reshape(vi.shape)
-    return _fb._lerp(pv, nv, gamma)
 
 
 def _whole(D: CodistArray, name: str, q: Any, method: str, what: str) -> Any:
@@ -65,7 +46,7 @@ def _whole(D: CodistArray, name: str, q: Any, method: str, what: str) -> Any:
                        what)
     has_nan = bool(counts[1])
     if nan_aware and has_nan:
-        x = x[~isnan]
+        x = x[~np.isnan(x)]
     n = int(counts[0] - counts[1]) if nan_aware else int(counts[0])
     placeholder = (not nan_aware and has_nan) or n == 0
 
@@ -112,13 +93,14 @@ def statistic(D: CodistArray, name: str, q: Any = None, axis: Any = None, out: A
     if axes is not None and len(axes) < D.ndim:
         E = off_axes(D, axes)
         r = _quiet(fn, E._local, *qargs, **kw)
-        k = E._codist.Dimension - 1
+        c: Any = E._codist
+        k = c.Dimension - 1
         qshape = np.shape(q) if qargs else ()
         G = E.shape
         kept = tuple(1 if e in axes else s for e, s in enumerate(G)) if keepdims else \
             tuple(s for e, s in enumerate(G) if e not in axes)
         newk = len(qshape) + (k if keepdims else k - sum(1 for a in axes if a < k))
-        return type(E)._from_local(r, codistributor1d(newk + 1, E._codist.Partition, qshape + kept))
+        return type(E)._from_local(r, codistributor1d(newk + 1, c.Partition, qshape + kept))
     r = _whole(D, name, q, method, what)
     if keepdims:
         r = np.reshape(r, np.shape(r) + (1,) * D.ndim)
@@ -150,4 +132,4 @@ def _quantile_like(name: str) -> Any:
 
 
 for _name in ("percentile", "nanpercentile", "quantile", "nanquantile"):
-    implements(_FUNCTIONS[_name])(_quantile_like(_name))
+    implements(_FUNCTIONS[_name])(_quantile_like(_name))  # type: ignore[arg-type]

@@ -16,14 +16,18 @@ The elements must not be NaN (callers drop NaNs, or answer NaN, first).
 """
 from __future__ import annotations
 
+import importlib
 import math
+from typing import Any
 
 import numpy as np
 
 from ..base import here
 from ..collectives import allgather, allgatherv, allreduce
 
-__all__ = ["select_ranks", "GATHER_AT_MOST", "SAMPLE"]
+__all__ = ["select_ranks", "finish_quantile", "GATHER_AT_MOST", "SAMPLE"]
+
+_fb: Any = importlib.import_module("numpy.lib._function_base_impl")  # numpy's quantile internals
 
 GATHER_AT_MOST = 1 << 18  # candidates gathered for the exact, local selection
 SAMPLE = 1 << 14  # total sample size a round draws over all labs
@@ -111,3 +115,19 @@ def select_ranks(x: np.ndarray, ranks: np.ndarray, what: str) -> np.ndarray:
     values = np.concatenate([_select_group(x, g, what) for g in np.split(sr, splits)])
     out[order] = values
     return out
+
+
+def finish_quantile(values_of: Any, n: int, q: np.ndarray, method: str, dtype: np.dtype, weak_q: bool) -> Any:
+    """numpy's ``_quantile`` after its partition: ``values_of(ranks)`` gives the order
+    statistics (0-based ranks among the ``n`` values) it reads."""
+    props = _fb._QuantileMethods[method]
+    vi = np.asanyarray(props["get_virtual_index"](n, q))
+    integers = props["fix_gamma"] is None or (method == "linear" and np.issubdtype(vi.dtype, np.integer))
+    if integers:
+        return values_of(vi.astype(np.intp) % n).reshape(vi.shape)[()]
+    prev, nxt = _fb._get_indexes(np.empty(0, dtype), vi, n)
+    both = values_of(np.concatenate([prev.ravel(), nxt.ravel()]) % n)
+    pv, nv = both[:prev.size].reshape(vi.shape)[()], both[prev.size:].reshape(vi.shape)[()]
+    gamma = _fb._get_gamma(vi, prev, props)
+    gamma = float(gamma) if weak_q else gamma.reshape(vi.shape)
+    return _fb._lerp(pv, nv, gamma)
