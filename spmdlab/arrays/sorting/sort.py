@@ -91,7 +91,7 @@ def check_kth(kth: Any, length: int) -> None:
         raise TypeError("Partition index must be integer")
     if ks.ndim > 1:
         raise ValueError("kth array must have dimension <= 1")
-    for k in ks.tolist():
+    for k in ks.tolist() if length else ():  # numpy checks nothing for an empty axis
         if not -length <= operator.index(k) < length:
             raise ValueError(f"kth(={k}) out of bounds ({length})")
 
