@@ -125,7 +125,8 @@ def _exchange(arrays: list, sent: np.ndarray, received: np.ndarray, lab: int, n:
     for a, ex in zip(arrays, exchanges):
         got = ex.finish()
         parts = [a[cuts[k]:cuts[k + 1]] if k == lab - 1 else got[k].view(a.dtype) for k in range(n)]
-        out.append(np.concatenate(parts))
+        whole = np.empty(int(received.sum()), dtype=a.dtype)  # the dtype as it is ('>f8' stays)
+        out.append(np.concatenate(parts, out=whole))
     return out
 
 

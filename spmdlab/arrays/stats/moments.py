@@ -142,8 +142,8 @@ def cov_full(m: Any, rowvar: bool, bias: bool, ddof: Any, dtype: Any, what: str)
     N = m.shape[obs]
     if nvars == 0:
         return np.array([]).reshape(0, 0)
-    E = m if m.ndim == 1 or m._codist == codistributor1d(obs + 1, m._codist.Partition, m.shape) \
-        else redistribute(m, codistributor1d(obs + 1))
+    c: Any = m._codist
+    E = m if m.ndim == 1 or getattr(c, "Dimension", None) == obs + 1 else redistribute(m, codistributor1d(obs + 1))
     X = E._local[None, :] if m.ndim == 1 else (E._local if obs == 1 else E._local.T)
     X = np.asarray(X, dtype=dtype)
     if ddof is None:
@@ -158,6 +158,12 @@ def cov_full(m: Any, rowvar: bool, bias: bool, ddof: Any, dtype: Any, what: str)
     with np.errstate(divide="ignore", invalid="ignore"):
         c *= np.true_divide(1, fact)
     return c
+
+
+def _quiet(fn: Any, *args: Any, **kw: Any) -> Any:
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return fn(*args, **kw)
 
 
 def _wrap(m: CodistArray, c: np.ndarray) -> Any:
@@ -192,12 +198,17 @@ def _no_extras(what: str, m: CodistArray, y: Any, **others: Any) -> None:
 def _np_cov(m: CodistArray, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None,
             fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Any:
     _no_extras("cov", m, y, fweights=fweights, aweights=aweights)
+    if m.size == 0:
+        return _wrap(m, np.asarray(_quiet(np.cov, np.empty(m.shape, m.dtype), rowvar=rowvar, bias=bias, ddof=ddof,
+                                          dtype=dtype)))
     return _wrap(m, cov_full(m, rowvar, bias, ddof, dtype, "cov").squeeze())
 
 
 @implements(np.corrcoef)
 def _np_corrcoef(x: CodistArray, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Any:
     _no_extras("corrcoef", x, y)
+    if x.size == 0:
+        return _wrap(x, np.asarray(_quiet(np.corrcoef, np.empty(x.shape, x.dtype), rowvar=rowvar, dtype=dtype)))
     c = cov_full(x, rowvar, False, None, dtype, "corrcoef").squeeze()
     with np.errstate(divide="ignore", invalid="ignore"):
         if c.ndim == 0:
