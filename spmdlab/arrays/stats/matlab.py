@@ -34,7 +34,8 @@ def _axis(A: Any, dim: Any, what: str) -> int:
 def _reverse_1d(D: CodistArray, what: str) -> CodistArray:
     """A 1-D codistributed array reversed: lab k's part, reversed, moves to lab n+1-k."""
     lab, n = labs_of(D, what)
-    part: Any = D._codist.Partition
+    c: Any = D._codist
+    part = c.Partition
     mine = np.ascontiguousarray(D._local[::-1])
     if n == 1:
         return type(D)._from_local(mine, D._codist)
@@ -62,7 +63,8 @@ def _sorted_pair(A: Any, axis: int, what: str) -> tuple:
                 type(E)._from_local(idx, E._codist))
     F = flat_1d(A, what)
     lab, n = labs_of(F, what)
-    start = F._codist.localSelection(lab, n)[0].start
+    sel: Any = F._codist.localSelection(lab, n)[0]
+    start = sel.start
     parts = sample_sort(F._local, what, (np.arange(start, start + F._local.size, dtype=np.intp),), stable=True)
     codist = codistributor1d(1, [int(k) for k in parts.counts], (F.size,))
     return type(F)._from_local(parts.keys, codist), type(F)._from_local(parts.payloads[0], codist)
@@ -101,7 +103,8 @@ def unique(A: Any, *, nargout: int = 1) -> Any:
     each element in ``C``. As MATLAB, every NaN is distinct. Unlike MATLAB, ``ia`` and
     ``ic`` index ``A`` in numpy's C order, 0-based (MATLAB: ``A(:)``, column-major, 1-based),
     and ``ic`` has ``A``'s shape."""
-    return np.unique(A, return_index=nargout > 1, return_inverse=nargout > 2, equal_nan=False)
+    flags: Any = {"return_index": nargout > 1, "return_inverse": nargout > 2}
+    return np.unique(A, **flags, equal_nan=False)
 
 
 def median(A: Any, dim: Any = None) -> Any:
