@@ -40,7 +40,7 @@ OPS = {
     "partition_kth": (lambda X, c: np.sort(np.partition(X, 0, axis=None)), "biuf", 0),
     "sort_bad_axis": (lambda X, c: np.sort(X, axis=5), "biuf", 0),
     "sort_bad_kind": (lambda X, c: np.sort(X, kind="bogus"), "biuf", 0),
-    "partition_out_of_bounds": (lambda X, c: np.partition(X, 99, axis=None), "biuf", 0),
+    "partition_out_of_bounds": (lambda X, c: np.sort(np.partition(X, 99, axis=None)), "biuf", 0),
 }
 
 

@@ -28,6 +28,7 @@ from ..collectives import Exchange, allgather, allgatherv
 
 __all__ = ["SortedParts", "sample_sort", "SAMPLES_PER_LAB"]
 
+_MASKS_UP_TO = 8  # up to this many labs, a sort without payloads groups by masks
 SAMPLES_PER_LAB = 1024  # random samples a lab draws: pivots within ~3% of the ideal ranks
 
 
@@ -140,18 +141,25 @@ def sample_sort(x: np.ndarray, what: str, payloads: tuple = (), stable: bool = F
     if n == 1:
         sent = received = counts = np.array([x.size], dtype=np.int64)
         grouped: Any = np.arange(x.size)
-        arrived = [x, *[np.asarray(p) for p in payloads]]
+        arrived = [x if payloads or stable else x.copy(), *[np.asarray(p) for p in payloads]]
     else:
         bucket = _buckets(x, lab, n, _pivots(x, n, what), by_value)
         sent = np.bincount(bucket, minlength=n).astype(np.int64)
-        grouped = np.argsort(bucket, kind="stable")  # radix sort of small integers: keeps order
-        arrays = [x[grouped], *[np.asarray(p)[grouped] for p in payloads]]
+        if payloads or n > _MASKS_UP_TO:
+            grouped = np.argsort(bucket, kind="stable")  # radix sort of small integers: keeps order
+            arrays = [x[grouped], *[np.asarray(p)[grouped] for p in payloads]]
+        else:  # keys only, few labs: a compress per lab (no permutation of n indices)
+            grouped = None
+            arrays = [np.concatenate([x[bucket == k] for k in range(n)], out=np.empty(x.size, x.dtype))]
+        del bucket
         matrix = allgather(sent, what)  # matrix[q, k]: elements lab q+1 sends to lab k+1
         received, counts = matrix[:, lab - 1], matrix.sum(axis=0)
         arrived = _exchange(arrays, sent, received, lab, n, what)
+        del arrays
     if payloads or stable:
         merge = np.argsort(arrived[0], kind="stable")
         keys, pays = arrived[0][merge], [p[merge] for p in arrived[1:]]
     else:
-        merge, keys, pays = None, np.sort(arrived[0]), []
+        merge, keys, pays = None, arrived[0], []
+        keys.sort()  # in place: the received buffer is ours
     return SortedParts(keys, pays, counts, (merge, grouped, sent, received))
