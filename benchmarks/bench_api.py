@@ -7,7 +7,9 @@ Rows (medians of --repeat rounds; ours and numpy's in turns, round after round, 
 see the same machine):
 - ``np.sort`` of n float64 (a sample sort: one all-to-all) against ``np.sort`` of the
   whole array in one process;
-- ``np.unique`` of n int64 with 1e6 distinct values against numpy's ``unique``;
+- ``np.unique`` of n int64 with 1e6 distinct values against numpy's ``unique``, and
+  (row ``unique/sort``) against a sort and a mask in one process, as numpy <= 2.2 did
+  (numpy 2.4's ``unique`` is many times slower than that on integers here);
 - ``np.median`` and ``np.percentile(D, [5, 50, 95])`` of n float64 (distributed
   selection, no sort) against numpy's (``partition``).
 Each lab generates its own part (the client the same values, whole). Ours is timed from
@@ -50,12 +52,26 @@ def _whole(kind: str, n: int, labs: int) -> np.ndarray:
     return np.concatenate([_part(kind, n, k, labs) for k in range(1, labs + 1)])
 
 
+def _unique_by_sort(a: np.ndarray) -> np.ndarray:
+    """numpy's distinct values the way numpy <= 2.2 found them (a sort, then a mask): the
+    fair one-process baseline, as numpy 2.4's own ``unique`` is far slower on integers."""
+    s = np.sort(a)
+    keep = np.empty(s.size, dtype=bool)
+    keep[:1] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
+
+
 OPS = {
     "sort": ("float", np.sort),
     "unique": ("int", np.unique),
+    "unique/sort": ("int", np.unique),  # against _unique_by_sort (BASELINES)
     "median": ("float", np.median),
     "percentile": ("float", lambda a: np.percentile(a, [5, 50, 95])),
 }
+
+
+BASELINES = {"unique/sort": _unique_by_sort}
 
 
 def _peak_reset() -> None:
@@ -102,6 +118,7 @@ def main() -> None:
         print(f"{'operation':<12}{'numpy s':>10}{'ours s':>10}{'speedup':>9}  memory per lab (peak growth / part)")
         for name in args.ops:
             kind, fn = OPS[name]
+            fn = BASELINES.get(name, fn)
             X = _whole(kind, args.n, args.labs)
             ours, base, mem = [], [], []
             for _ in range(args.repeat):
