@@ -7,8 +7,13 @@ its sorted run, and every lab chooses the same ``n - 1`` pivots from all samples
 more, or nothing, balance too). Each lab cuts its sorted run at the pivots (binary
 searches), ONE all-to-all sends piece k to lab k, and each lab sorts the ``n`` sorted runs
 it received (numpy's sort is fast on runs; PSRS merges them). Nothing is gathered: a lab
-ends with about ``N / n`` elements. (Cutting unsorted parts into buckets first, the
-classic sample sort, measured slower here: numpy's vectorized sort beats the bucket passes.)
+ends with about ``N / n`` elements. That is the path of argsort, stable sorts and
+``unique`` (payloads travel with the keys). A sort of keys alone takes the sample-first
+order of the classic sample sort (Huang & Chow 1983; Blelloch et al., SPAA 1991) with a
+selection in place of buckets: pivots from a random sample, counts below and at each
+pivot agreed so ties split evenly, numpy's ``partition`` (introselect, O(m)) cuts the
+unsorted part, one all-to-all, and ONE local sort. (Bucketing by ``searchsorted`` and
+compress passes measured slower than numpy's sort itself.)
 
 Ties are broken by ``(value, lab, position in the lab's sorted run)``, a total order:
 pivots split even a long run of equal values between labs, and with a stable local sort
@@ -122,6 +127,56 @@ def _exchange(arrays: list, cuts: np.ndarray, received: np.ndarray, lab: int, n:
     return out
 
 
+def _less_equal_counts(x: np.ndarray, vals: np.ndarray) -> np.ndarray:
+    """``[[#(x < v), #(x == v)] for v in vals]`` in sort order (NaN after every number)."""
+    nan = np.isnan(x) if x.dtype.kind == "f" else None
+    out = np.zeros((vals.size, 2), dtype=np.int64)
+    for k, v in enumerate(vals):
+        if v != v:
+            n_nan = int(np.count_nonzero(nan)) if nan is not None else 0
+            out[k] = (x.size - n_nan, n_nan)
+        else:
+            out[k] = (np.count_nonzero(x < v), np.count_nonzero(x == v))
+    return out
+
+
+def _sort_keys(x: np.ndarray, lab: int, n: int, what: str) -> tuple:
+    """Keys only (no payload, no stability): the sample-first variant with a selection
+    instead of buckets. Pivots from a random sample; each lab counts what lies below and
+    at each pivot, the labs agree on ranks that split the ties evenly, ``np.partition``
+    (introselect, O(m)) cuts the unsorted part at them, one all-to-all, one sort."""
+    m = x.size
+    s = min(m, SAMPLES_PER_LAB)
+    picks = np.random.default_rng((lab, m)).integers(0, m, s) if s else np.zeros(0, np.int64)
+    sizes = allgather(np.array([m, s], dtype=np.int64), what)
+    vals = allgatherv(np.ascontiguousarray(x[picks]), sizes[:, 1], what)
+    total = int(sizes[:, 0].sum())
+    if vals.size == 0:
+        cuts = np.zeros(n + 1, dtype=np.int64)
+    else:
+        weight = np.repeat(sizes[:, 0] / np.maximum(sizes[:, 1], 1), sizes[:, 1])
+        order = np.argsort(vals, kind="stable")
+        at = np.searchsorted(np.cumsum(weight[order]), total * np.arange(1, n) / n, side="left")
+        pivots = vals[order[np.minimum(at, order.size - 1)]]
+        counts = allgather(_less_equal_counts(x, pivots), what)  # (labs, pivots, [less, equal])
+        below, equal = counts[:, :, 0].sum(axis=0), counts[:, :, 1]
+        want = np.clip((total * np.arange(1, n)) // n - below, 0, equal.sum(axis=0))
+        before = np.cumsum(equal, axis=0) - equal  # ties held by earlier labs
+        mine = np.clip(want - before[lab - 1], 0, equal[lab - 1])
+        inner = np.maximum.accumulate(counts[lab - 1, :, 0] + mine)
+        cuts = np.concatenate(([0], inner, [m])).astype(np.int64)
+    y = x.copy()
+    kth = np.unique(cuts[(cuts > 0) & (cuts < m)])
+    if kth.size:
+        y.partition(kth)
+    sent = np.diff(cuts)
+    matrix = allgather(sent, what)
+    keys = _exchange([y], cuts, matrix[:, lab - 1], lab, n, what)[0]
+    del y
+    keys.sort()  # in place: the received buffer is ours
+    return keys, matrix.sum(axis=0)
+
+
 def sample_sort(x: np.ndarray, what: str, payloads: tuple = (), stable: bool = False,
                 by_value: bool = False) -> SortedParts:
     """Sort the elements held by all labs (this lab holds the 1-D ``x``, with one entry
@@ -129,6 +184,9 @@ def sample_sort(x: np.ndarray, what: str, payloads: tuple = (), stable: bool = F
     keep their order (labs in order, then position in ``x``)."""
     lab, n = here()
     x = np.asarray(x)
+    if n > 1 and not payloads and not stable:
+        keys, counts = _sort_keys(x, lab, n, what)
+        return SortedParts(keys, [], counts, None)
     if payloads or stable:
         perm: Any = np.argsort(x, kind="stable")
         arrays = [x[perm], *[np.asarray(p)[perm] for p in payloads]]
