@@ -81,7 +81,8 @@ _NUMERICS = ("fft", "fft2", "fftn", "ifft", "ifft2", "ifftn",
              "qr", "lstsq", "svd", "eig", "pinv", "rank", "cond", "norm", "trace", "triu", "tril",
              "sparse", "speye", "sprand", "sprandn", "spdiags", "kron", "issparse", "full", "nnz", "nonzeros",
              "find", "pcg", "gmres", "bicgstab", "bicg", "cgs", "minres", "lsqr", "jacobi", "ilu", "ichol",
-             "cat", "horzcat", "vertcat")
+             "cat", "horzcat", "vertcat",
+             "sort", "unique", "median", "prctile", "histcounts", "cumsum", "cumprod", "diff")
 
 __all__ = [
     # pools and blocks

@@ -15,6 +15,7 @@ from .arrays import linalg
 from .arrays import sparse as _sparse
 from .arrays.adapt import on_plain
 from .arrays.fft import matlab as fft_matlab
+from .arrays.stats import matlab as stats_matlab
 from .client.distributed import distributed as _distributed
 from .client.distributed import on_labs as _on_labs
 
@@ -31,7 +32,9 @@ __all__ = ["fft", "fft2", "fftn", "ifft", "ifft2", "ifftn",
            "sparse", "speye", "sprand", "sprandn", "spdiags", "kron", "issparse", "full", "nnz", "nonzeros",
            "find", "pcg", "gmres", "bicgstab", "bicg", "cgs", "minres", "lsqr", "jacobi", "ilu", "ichol",
            # joining (issue 21)
-           "cat", "horzcat", "vertcat"]
+           "cat", "horzcat", "vertcat",
+           # sorting and statistics (issue 21)
+           "sort", "unique", "median", "prctile", "histcounts", "cumsum", "cumprod", "diff"]
 
 fft = on_labs(fft_matlab.matlab_fft)
 ifft = on_labs(fft_matlab.matlab_ifft)
@@ -116,3 +119,12 @@ pcg, gmres, bicgstab, bicg = (_solver(_sparse.pcg), _solver(_sparse.gmres), _sol
                               _solver(_sparse.bicg))
 cgs, minres, lsqr = _solver(_sparse.cgs), _solver(_sparse.minres), _solver(_sparse.lsqr)
 jacobi, ilu, ichol = _precond("jacobi"), _precond("ilu"), _precond("ichol")
+
+sort = on_labs(stats_matlab.sort)
+unique = on_labs(stats_matlab.unique)
+median = on_labs(stats_matlab.median)
+prctile = on_labs(stats_matlab.prctile)
+histcounts = on_labs(stats_matlab.histcounts)
+cumsum = on_labs(stats_matlab.cumsum)
+cumprod = on_labs(stats_matlab.cumprod)
+diff = on_labs(stats_matlab.diff)

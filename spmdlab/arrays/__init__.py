@@ -24,6 +24,8 @@ from . import io as io
 from . import join as join  # registers concatenate, stack, ...
 from . import rearrange as rearrange  # registers delete, insert, repeat, tile, flip, roll
 from . import shapes as shapes  # registers the *_like constructors, copyto, swapaxes, ...
+from . import sorting as sorting
+from . import stats as stats
 from .array import codistributed, getCodistributor, getLocalPart, globalIndices, iscodistributed
 from .base import register_sparse_loader
 from .registry import implements

@@ -136,6 +136,14 @@ ARRAY_LAYERS = [
     {"io.boxes"},
     {"io.zarrio", "io.hdf5", "io.csv", "io.files"},
     {"io"},
+    # sorting, sets and statistics: a sample sort and a distributed selection, then the functions
+    {"sorting.samplesort", "stats.selection"},
+    {"sorting.sort", "sorting.sets", "sorting.search"},
+    {"sorting"},
+    {"stats.histogram", "stats.quantiles"},
+    {"stats.moments"},
+    {"stats.matlab"},
+    {"stats"},
     {"__init__"},
 ]
 
@@ -174,6 +182,8 @@ ADDED_NAMES = {
     "get_autothread_actual",
     # process grids (issue 24, pbdBASE's contexts)
     "grid", "rowgrid", "colgrid", "gridexit",
+    # sorting and statistics (issue 21)
+    "sort", "unique", "median", "prctile", "histcounts", "cumsum", "cumprod", "diff",
 }
 
 

@@ -1,0 +1,210 @@
+"""Parallel sorting by regular sampling (PSRS): Shi & Schaeffer, "Parallel sorting by
+regular sampling", J. Parallel Distrib. Comput. 14 (1992) 361-372.
+
+Each lab sorts its own elements with numpy's kernel, draws regularly spaced samples of
+its sorted run, and every lab chooses the same ``n - 1`` pivots from all samples
+(oversampled, and weighted by how many elements each sample stands for, so labs holding
+more, or nothing, balance too). Each lab cuts its sorted run at the pivots (binary
+searches), ONE all-to-all sends piece k to lab k, and each lab sorts the ``n`` sorted runs
+it received (numpy's sort is fast on runs; PSRS merges them). Nothing is gathered: a lab
+ends with about ``N / n`` elements. That is the path of argsort, stable sorts and
+``unique`` (payloads travel with the keys). A sort of keys alone takes the sample-first
+order of the classic sample sort (Huang & Chow 1983; Blelloch et al., SPAA 1991) with a
+selection in place of buckets: pivots from a random sample, counts below and at each
+pivot agreed so ties split evenly, numpy's ``partition`` (introselect, O(m)) cuts the
+unsorted part, one all-to-all, and ONE local sort. (Bucketing by ``searchsorted`` and
+compress passes measured slower than numpy's sort itself.)
+
+Ties are broken by ``(value, lab, position in the lab's sorted run)``, a total order:
+pivots split even a long run of equal values between labs, and with a stable local sort
+and labs holding consecutive global ranges, a stable sort of the received runs (in lab
+order) keeps ties in global order (numpy's ``kind='stable'``). ``by_value=True`` keeps
+equal values on one lab (used by ``unique``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..base import here
+from ..collectives import Exchange, allgather, allgatherv
+
+__all__ = ["SortedParts", "sample_sort", "SAMPLES_PER_LAB"]
+
+SAMPLES_PER_LAB = 1024  # regular samples of a lab's sorted run: pivots within ~1/1024 of the ideal ranks
+
+
+class SortedParts:
+    """This lab's part of a sample sort: its keys (and payloads) in sorted order, the
+    number of elements every lab ends with (``counts``), and how to send values computed
+    on the sorted elements back to where each came from (``send_back``)."""
+
+    def __init__(self, keys: np.ndarray, payloads: list, counts: np.ndarray, route: Any) -> None:
+        self.keys = keys
+        self.payloads = payloads
+        self.counts = counts
+        self._route = route
+
+    def send_back(self, values: np.ndarray, what: str) -> np.ndarray:
+        """``values`` (one per sorted element here) returned to the labs the elements came
+        from: the result has one value per element this lab passed, in its order."""
+        merge, grouped, sent, received = self._route
+        lab, n = here()
+        back = np.empty_like(values)
+        back[merge] = values  # in received order (concatenated by source lab)
+        offsets = np.concatenate(([0], np.cumsum(received))).astype(np.int64)
+        chunks = [back[offsets[k]:offsets[k + 1]] for k in range(n)]
+        if n > 1:
+            sends: list = [c if k != lab - 1 else None for k, c in enumerate(chunks)]
+            rcounts = [int(sent[k]) * values.dtype.itemsize if k != lab - 1 else 0 for k in range(n)]
+            got = Exchange(sends, rcounts, what).finish()
+            chunks = [chunks[k] if k == lab - 1 else got[k].view(values.dtype) for k in range(n)]
+        out = np.empty_like(values, shape=int(np.sum(sent)))
+        out[grouped] = np.concatenate(chunks) if chunks else values[:0]
+        return out
+
+
+def _pivots(keys: np.ndarray, n: int, what: str) -> tuple:
+    """The ``n - 1`` pivots ``(values, labs, positions)`` every lab agrees on, from
+    regular samples of every lab's sorted run."""
+    m = keys.size
+    s = min(m, SAMPLES_PER_LAB)
+    pos = (np.arange(s, dtype=np.int64) * m) // max(s, 1)
+    sizes = allgather(np.array([m, s], dtype=np.int64), what)
+    scount = sizes[:, 1]
+    vals = allgatherv(np.ascontiguousarray(keys[pos]), scount, what)
+    poss = allgatherv(pos, scount, what)
+    labs = np.repeat(np.arange(1, n + 1, dtype=np.int64), scount)
+    if vals.size == 0:
+        return vals, labs, poss
+    weight = np.repeat(sizes[:, 0] / np.maximum(scount, 1), scount)
+    order = np.lexsort((poss, labs, vals))
+    cum = np.cumsum(weight[order])
+    at = np.searchsorted(cum, float(sizes[:, 0].sum()) * np.arange(1, n) / n, side="left")
+    pick = order[np.minimum(at, order.size - 1)]
+    return vals[pick], labs[pick], poss[pick]
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Elementwise equality in sort order (NaN equals NaN)."""
+    eq = a == b
+    if a.dtype.kind in "fc":
+        eq |= np.isnan(a) & np.isnan(b)
+    return eq
+
+
+def _cuts(keys: np.ndarray, lab: int, n: int, pivots: tuple, by_value: bool) -> np.ndarray:
+    """Where this lab's sorted run is cut: ``cuts[k]:cuts[k+1]`` goes to lab k+1 (the
+    elements between pivot k and pivot k+1 in the order ``(value, lab, position)``)."""
+    vals, labs, poss = pivots
+    if vals.size == 0:  # no lab holds anything
+        return np.zeros(n + 1, dtype=np.int64)
+    left = np.searchsorted(keys, vals, side="left")
+    if by_value:
+        inner = left
+    else:
+        right = np.searchsorted(keys, vals, side="right")
+        inner = np.where(labs > lab, right, np.where(labs < lab, left, poss))
+    inner = np.maximum.accumulate(inner)
+    return np.concatenate(([0], inner, [keys.size])).astype(np.int64)
+
+
+def _exchange(arrays: list, cuts: np.ndarray, received: np.ndarray, lab: int, n: int, what: str) -> list:
+    """Each of ``arrays`` (``cuts[k]:cuts[k+1]`` to lab k+1) moved in one all-to-all; what
+    arrives, concatenated in lab order."""
+    exchanges = []
+    for a in arrays:
+        sends = [a[cuts[k]:cuts[k + 1]] if k != lab - 1 else None for k in range(n)]
+        rcounts = [int(received[k]) * a.dtype.itemsize if k != lab - 1 else 0 for k in range(n)]
+        exchanges.append(Exchange(sends, rcounts, what))
+    out = []
+    for a, ex in zip(arrays, exchanges):
+        got = ex.finish()
+        parts = [a[cuts[k]:cuts[k + 1]] if k == lab - 1 else got[k].view(a.dtype) for k in range(n)]
+        whole = np.empty(int(received.sum()), dtype=a.dtype)  # the dtype as it is ('>f8' stays)
+        out.append(np.concatenate(parts, out=whole))
+    return out
+
+
+def _less_equal_counts(x: np.ndarray, vals: np.ndarray) -> np.ndarray:
+    """``[[#(x < v), #(x == v)] for v in vals]`` in sort order (NaN after every number)."""
+    nan = np.isnan(x) if x.dtype.kind == "f" else None
+    out = np.zeros((vals.size, 2), dtype=np.int64)
+    for k, v in enumerate(vals):
+        if v != v:
+            n_nan = int(np.count_nonzero(nan)) if nan is not None else 0
+            out[k] = (x.size - n_nan, n_nan)
+        else:
+            out[k] = (np.count_nonzero(x < v), np.count_nonzero(x == v))
+    return out
+
+
+def _sort_keys(x: np.ndarray, lab: int, n: int, what: str) -> tuple:
+    """Keys only (no payload, no stability): the sample-first variant with a selection
+    instead of buckets. Pivots from a random sample; each lab counts what lies below and
+    at each pivot, the labs agree on ranks that split the ties evenly, ``np.partition``
+    (introselect, O(m)) cuts the unsorted part at them, one all-to-all, one sort."""
+    m = x.size
+    s = min(m, SAMPLES_PER_LAB)
+    picks = np.random.default_rng((lab, m)).integers(0, m, s) if s else np.zeros(0, np.int64)
+    sizes = allgather(np.array([m, s], dtype=np.int64), what)
+    vals = allgatherv(np.ascontiguousarray(x[picks]), sizes[:, 1], what)
+    total = int(sizes[:, 0].sum())
+    if vals.size == 0:
+        cuts = np.zeros(n + 1, dtype=np.int64)
+    else:
+        weight = np.repeat(sizes[:, 0] / np.maximum(sizes[:, 1], 1), sizes[:, 1])
+        order = np.argsort(vals, kind="stable")
+        at = np.searchsorted(np.cumsum(weight[order]), total * np.arange(1, n) / n, side="left")
+        pivots = vals[order[np.minimum(at, order.size - 1)]]
+        counts = allgather(_less_equal_counts(x, pivots), what)  # (labs, pivots, [less, equal])
+        below, equal = counts[:, :, 0].sum(axis=0), counts[:, :, 1]
+        want = np.clip((total * np.arange(1, n)) // n - below, 0, equal.sum(axis=0))
+        before = np.cumsum(equal, axis=0) - equal  # ties held by earlier labs
+        mine = np.clip(want - before[lab - 1], 0, equal[lab - 1])
+        inner = np.maximum.accumulate(counts[lab - 1, :, 0] + mine)
+        cuts = np.concatenate(([0], inner, [m])).astype(np.int64)
+    y = x.copy()
+    kth = np.unique(cuts[(cuts > 0) & (cuts < m)])
+    if kth.size:
+        y.partition(kth)
+    sent = np.diff(cuts)
+    matrix = allgather(sent, what)
+    keys = _exchange([y], cuts, matrix[:, lab - 1], lab, n, what)[0]
+    del y
+    keys.sort()  # in place: the received buffer is ours
+    return keys, matrix.sum(axis=0)
+
+
+def sample_sort(x: np.ndarray, what: str, payloads: tuple = (), stable: bool = False,
+                by_value: bool = False) -> SortedParts:
+    """Sort the elements held by all labs (this lab holds the 1-D ``x``, with one entry
+    of each 1-D array in ``payloads`` per element, carried along). With ``stable``, ties
+    keep their order (labs in order, then position in ``x``)."""
+    lab, n = here()
+    x = np.asarray(x)
+    if n > 1 and not payloads and not stable:
+        keys, counts = _sort_keys(x, lab, n, what)
+        return SortedParts(keys, [], counts, None)
+    if payloads or stable:
+        perm: Any = np.argsort(x, kind="stable")
+        arrays = [x[perm], *[np.asarray(p)[perm] for p in payloads]]
+    else:
+        perm, arrays = None, [np.sort(x)]
+    if n == 1:
+        sent = received = counts = np.array([x.size], dtype=np.int64)
+        return SortedParts(arrays[0], arrays[1:], counts, (np.arange(x.size), perm, sent, received))
+    cuts = _cuts(arrays[0], lab, n, _pivots(arrays[0], n, what), by_value)
+    sent = np.diff(cuts)
+    matrix = allgather(sent, what)  # matrix[q, k]: elements lab q+1 sends to lab k+1
+    received, counts = matrix[:, lab - 1], matrix.sum(axis=0)
+    arrived = _exchange(arrays, cuts, received, lab, n, what)
+    del arrays
+    if payloads or stable:
+        merge = np.argsort(arrived[0], kind="stable")  # runs in lab order: ties keep the total order
+        keys, pays = arrived[0][merge], [p[merge] for p in arrived[1:]]
+    else:
+        merge, keys, pays = None, arrived[0], []
+        keys.sort()  # in place: the received buffer is ours
+    return SortedParts(keys, pays, counts, (merge, perm, sent, received))
