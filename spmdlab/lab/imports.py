@@ -17,7 +17,9 @@ import types
 
 __all__ = ["IMPORT_GRACE", "drop_orphans", "importing"]
 
-IMPORT_GRACE = 10.0  # seconds an abort waits for an import to finish (a hung import is still stopped)
+# seconds an abort waits for an import to finish (a hung import is still stopped); shorter
+# than the client's wait for the labs after an error (client/collect.py's ERROR_GIVE_UP)
+IMPORT_GRACE = 5.0
 
 
 def importing(frame: types.FrameType | None) -> bool:

@@ -252,11 +252,13 @@ def test_timeout_gives_up_on_a_lab_stuck_in_compiled_code():
     block beyond the grace period; the next block waits for it or restarts the pool."""
     pool = spmdlab.Pool(2)
     try:
+        with spmd(pool=pool):  # made first: under load, making it took longer than the timeout
+            A = np.random.default_rng(0).random((2500, 2500))
         start = time.monotonic()
         with pytest.raises(SpmdTimeoutError) as info:
             with spmd(pool=pool, timeout=0.5):
                 if labindex() == 2:
-                    np.linalg.eigvals(np.random.default_rng(0).random((2500, 2500)))
+                    np.linalg.eigvals(A)
         assert time.monotonic() - start < 5
         assert "lab 2: busy and not stopping (in compiled code?)" in str(info.value)
         with warnings.catch_warnings():
@@ -363,7 +365,7 @@ def test_an_import_that_hangs_is_still_stopped_and_loads_whole_next_time(pool2, 
                 raise ValueError("stop the other lab")
             import hungpkg
     elapsed = time.monotonic() - start
-    assert 9 < elapsed < 20, elapsed  # the import had its grace (lab/imports.py), then was stopped
+    assert 4 < elapsed < 15, elapsed  # the import had its grace (lab/imports.py), then was stopped
     assert "lab 2: running line 4 of" in str(info.value) and "hungpkg/__init__.py" in str(info.value)
     (pkg / "go").write_text("")
     with spmd(pool=pool2):
