@@ -27,3 +27,109 @@ def test_list_index_reproduces_the_reported_fault(pools):
         X = np.arange(12.0)
         got = gather(codistributed(X)[[0, 5, 9]])
     assert np.array_equal(got[1], np.arange(12.0)[[0, 5, 9]])
+
+
+# --------------------------------------------------------------------------- lab side
+def layouts(shape, n):
+    """Every layout kind for ``shape`` on n labs: 1d on each dimension (default, uneven
+    with labs holding nothing), 2dbc, blocks, chunks with overlaps, halo."""
+    from spmdlab import codistributor1d, codistributor2dbc, codistributorBlocks, codistributorChunks
+    out = []
+    for d in range(1, len(shape) + 1):
+        out.append(codistributor1d(d))
+        m = shape[d - 1]
+        part = [0] * n
+        part[-1] = m - m // 2
+        part[0] += m // 2
+        out.append(codistributor1d(d, part))  # labs 2..n-1 hold nothing
+        out.append(codistributor1d(d, None, shape, halo=1))
+    if len(shape) == 2:
+        out += [codistributor2dbc(None, 2), codistributor2dbc(None, 64)]
+    out.append(codistributorBlocks((2,) * len(shape), "cyclicrow", shape))
+    starts = np.concatenate(([0], np.cumsum(codistributor1d.defaultPartition(shape[0], n))))
+    rest = (slice(None),) * (len(shape) - 1)
+    out.append(codistributorChunks({k: [(slice(max(0, int(starts[k - 1]) - 1), min(shape[0], int(starts[k]) + 1)),)
+                                        + rest] for k in range(1, n + 1)}, shape))
+    return out
+
+
+def outcome(fn):
+    try:
+        return "ok", fn()
+    except NotImplementedError:
+        raise
+    except Exception as exc:
+        return "error", exc
+
+
+def compare(bad, label, got, want):
+    from spmdlab import codistributed, gather
+    if want[0] == "error" or got[0] == "error":
+        if want[0] != got[0] or type(want[1]) is not type(got[1]):
+            bad.append(f"{label}: numpy {want[0]} {want[1]!r}, codistributed {got[0]} {got[1]!r}")
+        return
+    w, g = want[1], got[1]
+    if isinstance(w, np.ndarray) and w.ndim:
+        if not isinstance(g, codistributed):
+            bad.append(f"{label}: expected a codistributed array, got {type(g).__name__}")
+            return
+        g = gather(g)
+    g = np.asarray(g)
+    if g.shape != w.shape or g.dtype != w.dtype or not np.array_equal(g, w, equal_nan=w.dtype.kind == "f"):
+        bad.append(f"{label}: got {g!r} ({g.dtype}), numpy {w!r} ({w.dtype})")
+
+
+def get_keys(shape, C):
+    """Index keys for an array of ``shape``; ``C(x)``: x codistributed (default layout)."""
+    G0 = shape[0]
+    rows = np.array([0, G0 - 1, 1, -1, 0])
+    mask = np.arange(G0) % 3 != 1
+    keys = [[0, G0 - 1, 1], rows, [], [-G0, G0 - 1], rows.reshape(1, 5), np.array([[1, 0], [0, 1]]),
+            mask, list(mask), C(rows), C(np.array([1, 1, 0])), C(mask), (rows,), (Ellipsis, [0, -1]),
+            ([G0, 0],), ([-G0 - 1],), np.array([0.0]), mask[:-1]]
+    if len(shape) >= 2:
+        G1 = shape[1]
+        cols = np.array([G1 - 1, 0, 0, 1])
+        keys += [(slice(None), cols), (Ellipsis, cols), (rows[:4], cols), (mask, slice(1, None)),
+                 (mask, [0, -1]), (slice(None, None, -1), cols), (rows, slice(None, None, 2)), (rows, 1),
+                 (1, cols), (C(rows[:4]), C(cols)), (C(mask), 0), (slice(None), C(cols)), (rows[:, None], cols),
+                 (rows[:3], [0, 1]), (slice(1, 3), C(np.arange(G1) % 2 == 0))]
+    if len(shape) == 3:
+        G2 = shape[2]
+        keys += [(rows, slice(None), [0, G2 - 1, 0, 1, 0]), (slice(None), [0, 1], [G2 - 1, 0]),
+                 (rows, 1, slice(None)), (1, slice(None), [0, -1]), (np.ones(shape[:2], bool),),
+                 (Ellipsis, np.arange(G2) > 0), (C(np.ones(shape[:2], bool)), slice(None)),
+                 (rows.reshape(5, 1), [0, 1], 0)]
+    return keys
+
+
+def check_get(n):
+    from spmdlab import codistributed, redistribute
+    bad = []
+    count = 0
+    for shape in [(12,), (6, 7), (4, 5, 3)]:
+        X = np.arange(np.prod(shape), dtype=np.float64).reshape(shape) * 1.5 - 7
+        for lay in layouts(shape, n):
+            D = codistributed(X, lay)
+            for i, key in enumerate(get_keys(shape, lambda x: redistribute(codistributed(x), None)
+                                            if False else codistributed(x))):
+                nk = tuple(gather_key(k) for k in key) if isinstance(key, tuple) else gather_key(key)
+                want = outcome(lambda: X[nk])
+                got = outcome(lambda: D[key])
+                compare(bad, f"{shape} {lay!r} key {i} {nk!r}", got, want)
+                count += 1
+    return bad, count
+
+
+def gather_key(k):
+    from spmdlab import codistributed, gather
+    return gather(k) if isinstance(k, codistributed) else k
+
+
+def test_get_by_arrays_on_every_layout(pools):
+    for n in (1, 2, 3):
+        with spmd(pool=pools(n), timeout=600):
+            bad, count = check_get(n)
+        msgs = sorted({m for lab in range(1, n + 1) for m in bad[lab]})
+        assert msgs == [], f"{n} labs, {len(msgs)}:\n" + "\n".join(m[:300] for m in msgs[:30])
+        assert count[1] > 300
