@@ -133,3 +133,84 @@ def test_get_by_arrays_on_every_layout(pools):
         msgs = sorted({m for lab in range(1, n + 1) for m in bad[lab]})
         assert msgs == [], f"{n} labs, {len(msgs)}:\n" + "\n".join(m[:300] for m in msgs[:30])
         assert count[1] > 300
+
+
+def set_cases(shape):
+    """(key, value kind) pairs; value kinds: 'scalar', 'array' (of the selection's shape),
+    'codist' (the same, codistributed), 'row' (broadcasting), 'iadd' (``D[key] += 1``)."""
+    G0 = shape[0]
+    rows = np.array([0, G0 - 1, 1, -1, 0])  # repeated: the last write wins, as in numpy
+    mask = np.arange(G0) % 3 != 1
+    cases = [([0, G0 - 1, 1], "scalar"), (rows, "array"), (rows, "codist"), ([], "scalar"), (mask, "array"),
+             (mask, "iadd"), ("Cmask", "iadd"), ("Crows", "array"), ("Crows", "codist"), (rows, "iadd"),
+             ([G0], "scalar"), (rows, "wrong")]
+    if len(shape) >= 2:
+        G1 = shape[1]
+        cols = np.array([G1 - 1, 0, 0, 1])
+        cases += [((slice(None), cols), "array"), ((slice(None), cols), "codist"), ((slice(None), cols), "row"),
+                  ((Ellipsis, cols), "iadd"), ((rows[:4], cols), "array"), ((mask, slice(1, None)), "scalar"),
+                  ((rows, 1), "codist"), ((rows[:, None], cols), "array"), (("Cmask", slice(None)), "codist"),
+                  ((np.array([[0, 0], [1, 1]]), np.array([[0, 1], [1, 0]]) * 0), "array")]
+    if len(shape) == 3:
+        cases += [((rows, slice(None), [0, 1, 0, 1, 0]), "array"), ((slice(None), [0, 1], [1, 0]), "codist"),
+                  ((np.ones(shape[:2], bool),), "array")]
+    return cases
+
+
+def check_set(n):
+    from spmdlab import codistributed, gather
+    bad = []
+    count = 0
+    for shape in [(12,), (6, 7), (4, 5, 3)]:
+        X = np.arange(np.prod(shape), dtype=np.float64).reshape(shape) * 1.5 - 7
+        mask = np.arange(shape[0]) % 3 != 1
+        rows = np.array([0, shape[0] - 1, 1, -1, 0])
+        for lay in layouts(shape, n):
+            for i, (key, kind) in enumerate(set_cases(shape)):
+                def real(k, C):
+                    if isinstance(k, tuple):
+                        return tuple(real(x, C) for x in k)
+                    if isinstance(k, str):
+                        return C(mask if k == "Cmask" else rows)
+                    return k
+                nk, ck = real(key, lambda x: x), real(key, codistributed)
+                D = codistributed(X, lay)
+                Y = X.copy()
+                R = outcome(lambda: Y[nk].shape)[1] if kind != "scalar" else ()
+                R = R if isinstance(R, tuple) else (1,)
+                value = {"scalar": lambda: 2.5, "array": lambda: np.arange(np.prod(R), dtype=float).reshape(R) + 100,
+                         "row": lambda: np.arange(R[-1]) + 200.0,
+                         "wrong": lambda: np.zeros(len(rows) + 1)}.get(kind, lambda: None)()
+
+                def numpy_op():
+                    if kind == "iadd":
+                        Y[nk] += 1
+                    elif kind == "codist":
+                        Y[nk] = np.arange(np.prod(R), dtype=float).reshape(R) + 300
+                    else:
+                        Y[nk] = value
+                    return Y
+
+                def codist_op():
+                    if kind == "iadd":
+                        D[ck] += 1
+                    elif kind == "codist":
+                        D[ck] = codistributed(np.arange(np.prod(R), dtype=float).reshape(R) + 300)
+                    else:
+                        D[ck] = value
+                    return D
+
+                compare(bad, f"{shape} {lay!r} case {i} {nk!r} {kind}", outcome(codist_op), outcome(numpy_op))
+                if not np.array_equal(gather(D), Y):
+                    bad.append(f"{shape} {lay!r} case {i}: array after the assignment differs")
+                count += 1
+    return bad, count
+
+
+def test_set_by_arrays_on_every_layout(pools):
+    for n in (1, 2, 3):
+        with spmd(pool=pools(n), timeout=600):
+            bad, count = check_set(n)
+        msgs = sorted({m for lab in range(1, n + 1) for m in bad[lab]})
+        assert msgs == [], f"{n} labs, {len(msgs)}:\n" + "\n".join(m[:300] for m in msgs[:30])
+        assert count[1] > 300
