@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import fancy_funcs as fancy_funcs  # registers np.take, np.flatnonzero, np.argwhere
 from . import io as io
 from .array import codistributed, getCodistributor, getLocalPart, globalIndices, iscodistributed
 from .base import register_sparse_loader

@@ -214,3 +214,59 @@ def test_set_by_arrays_on_every_layout(pools):
         msgs = sorted({m for lab in range(1, n + 1) for m in bad[lab]})
         assert msgs == [], f"{n} labs, {len(msgs)}:\n" + "\n".join(m[:300] for m in msgs[:30])
         assert count[1] > 300
+
+
+def check_functions(n):
+    from spmdlab import codistributed, gather
+    from spmdlab.numerics import find
+    bad = []
+    count = 0
+    for shape in [(12,), (6, 7), (4, 5, 3), (0, 3)]:
+        X = (np.arange(np.prod(shape)).reshape(shape) % 4 == 1) * np.arange(np.prod(shape)).reshape(shape) * 0.5
+        size = X.size
+        for lay in layouts(shape, n):
+            D = codistributed(X, lay)
+            idx = np.array([0, size - 1, 2, -1, 2]) % max(size, 1) if size else np.array([], dtype=int)
+            cases = [("take flat", lambda A, C: np.take(A, C(idx))),
+                     ("take flat list", lambda A, C: np.take(A, [0, -1] if size else [])),
+                     ("take scalar", lambda A, C: np.take(A, size - 1 if size else 0)),
+                     ("take wrap", lambda A, C: np.take(A, [size + 3, -size - 2], mode="wrap") if size else A),
+                     ("take clip", lambda A, C: np.take(A, C(np.array([size + 3, -5])), mode="clip")),
+                     ("take raise", lambda A, C: np.take(A, [size])),
+                     ("take axis 0", lambda A, C: np.take(A, C(np.array([shape[0] - 1, 0, 0])) if shape[0]
+                                                          else [], axis=0)),
+                     ("take axis -1", lambda A, C: np.take(A, [shape[-1] - 1, 0], axis=-1)),
+                     ("take axis raise", lambda A, C: np.take(A, [shape[-1]], axis=-1)),
+                     ("flatnonzero", lambda A, C: np.flatnonzero(A)),
+                     ("argwhere", lambda A, C: np.argwhere(A)),
+                     ("nonzero", lambda A, C: np.nonzero(A)[-1])]
+            for label, fn in cases:
+                want = outcome(lambda: fn(X, lambda x: x))
+                got = outcome(lambda: fn(D, codistributed))
+                compare(bad, f"{shape} {lay!r} {label}", got, want)
+                count += 1
+            # MATLAB's find: column-major linear indices, 0-based
+            F = X.reshape(X.shape[0], int(np.prod(X.shape[1:]))) if X.ndim > 1 else X
+            DF = codistributed(F) if X.ndim > 2 else D
+            lin = np.flatnonzero(F.T) if F.ndim > 1 else np.flatnonzero(F)
+            compare(bad, f"{shape} {lay!r} find", outcome(lambda: find(DF)), ("ok", lin))
+            compare(bad, f"{shape} {lay!r} find 2", outcome(lambda: find(DF, 2)), ("ok", lin[:2]))
+            compare(bad, f"{shape} {lay!r} find last", outcome(lambda: find(DF, 2, "last")), ("ok", lin[-2:]))
+            if F.ndim == 2:
+                j, i = np.nonzero(F.T)
+                got = find(DF, nargout=3)
+                for k, (g, w) in enumerate(zip(got, (i, j, F[i, j]))):
+                    compare(bad, f"{shape} {lay!r} find nargout=3 [{k}]", ("ok", g), ("ok", w))
+                    if isinstance(g, codistributed) and not np.array_equal(gather(g), w):
+                        bad.append("find 3")
+            count += 3
+    return bad, count
+
+
+def test_take_flatnonzero_argwhere_find(pools):
+    for n in (1, 2, 3):
+        with spmd(pool=pools(n), timeout=600):
+            bad, count = check_functions(n)
+        msgs = sorted({m for lab in range(1, n + 1) for m in bad[lab]})
+        assert msgs == [], f"{n} labs, {len(msgs)}:\n" + "\n".join(m[:300] for m in msgs[:30])
+        assert count[1] > 100

@@ -92,6 +92,7 @@ ARRAY_LAYERS = [
     {"reshape"},
     {"fancy"},
     {"fancy_set"},
+    {"fancy_funcs"},
     {"indexing", "matmul"},
     {"creation"},
     {"ops"},
