@@ -42,7 +42,8 @@ from .reshape import nonzero_of
 from .scatter import owners_offsets, pull
 from .transfer import gather, redistribute
 
-__all__ = ["Fancy", "is_fancy", "parse", "fancy_get", "plan", "Plan", "check", "whole_arrays", "keeps", "local_key", "coords", "block_shape", "numpy_key"]
+__all__ = ["Fancy", "is_fancy", "parse", "fancy_get", "plan", "Plan", "check", "whole_arrays", "keeps", "local_key", "coords", "block_shape", "numpy_key",
+           "same_on_every_lab"]
 
 
 class Fancy(NamedTuple):
@@ -183,23 +184,38 @@ def check(F: Fancy, pieces: list, n: int, what: str) -> list:
             bad = (d, v)
             break
     if n > 1:
-        crc = 0
-        for a, r in zip(F.adv, F.replicated):
-            if r:
-                a = np.ascontiguousarray(a)
-                crc = zlib.crc32(repr(a.shape).encode(), crc)
-                crc = zlib.crc32(memoryview(a).cast("B") if a.size else b"", crc)
-        records = allgather_objects((crc, bad), what)
-        differ = [k + 1 for k, r in enumerate(records) if r[0] != records[0][0]]
-        if differ:
-            raise ValueError(f"{what}: a numpy index array must be the same on every lab, but labs "
-                             f"{', '.join(map(str, differ))} hold different values than lab 1 (make it the "
-                             "same way on every lab, or index with a codistributed array)")
+        records = allgather_objects((_crc([a for a, r in zip(F.adv, F.replicated) if r]), bad), what)
+        _same(records, what)
         bad = next((r[1] for r in records if r[1] is not None), None)
     if bad is not None:
         raise IndexError(f"index {bad[1]} is out of bounds for axis {bad[0]} with size {F.G[bad[0]]}")
     return [np.where(a < 0, a + F.G[d], a) if a.size and a.min() < 0 else a
             for d, a in zip(F.adv_dims, pieces)]
+
+
+def _crc(arrays: list) -> int:
+    crc = 0
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        crc = zlib.crc32(repr((a.shape, a.dtype.str)).encode(), crc)
+        crc = zlib.crc32(memoryview(a).cast("B") if a.size else b"", crc)
+    return crc
+
+
+def _same(records: list, what: str) -> None:
+    differ = [k + 1 for k, r in enumerate(records) if r[0] != records[0][0]]
+    if differ:
+        raise ValueError(f"{what}: a numpy index array must be the same on every lab, but lab"
+                         f"{'s' if len(differ) > 1 else ''} {', '.join(map(str, differ))} hold different "
+                         "values than lab 1 (make it the same way on every lab, or index with a "
+                         "codistributed array)")
+
+
+def same_on_every_lab(a: np.ndarray, n: int, what: str) -> None:
+    """Collective: a ``ValueError`` on every lab unless the replicated index ``a`` is the
+    same on every lab (its CRC-32, one allgather)."""
+    if n > 1:
+        _same(allgather_objects((_crc([a]), None), what), what)
 
 
 def whole_arrays(F: Fancy) -> list:

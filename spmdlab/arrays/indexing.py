@@ -16,7 +16,7 @@ from ..layouts.codistributor import codistributor1d
 from ..layouts.regions import ix, take
 from .base import CodistArray, here, layout_text
 from .collectives import allgather, allgatherv, bcast, fetch, match
-from .fancy import fancy_get, is_fancy
+from .fancy import fancy_get, is_fancy, same_on_every_lab
 from .fancy_set import fancy_set
 from .layout import concatenates, default_layout, flat_layout, is1d, labs_of, local_sel, sel_global
 from .transfer import gather, redistribute
@@ -160,6 +160,7 @@ def _mask_local(D, M, what: str):
     if isinstance(M, CodistArray):
         labs_of(M, what)
         return M._local if M._codist == D._codist else redistribute(M, D._codist)._local
+    same_on_every_lab(M, n, what)
     return take(M, local_sel(D._codist, lab, n))
 
 

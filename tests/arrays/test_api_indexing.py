@@ -270,3 +270,81 @@ def test_take_flatnonzero_argwhere_find(pools):
         msgs = sorted({m for lab in range(1, n + 1) for m in bad[lab]})
         assert msgs == [], f"{n} labs, {len(msgs)}:\n" + "\n".join(m[:300] for m in msgs[:30])
         assert count[1] > 100
+
+
+# --------------------------------------------------------------------------- errors
+@pytest.mark.parametrize("form", ["get", "set", "codist index", "take"])
+def test_index_out_of_range_is_numpys_error_on_every_lab(pools, form):
+    from spmdlab import SpmdError
+    pool = pools(3)
+    with pytest.raises(SpmdError) as info:
+        with spmd(pool=pool, timeout=120):
+            from spmdlab import codistributed
+            D = codistributed(np.arange(30.0).reshape(6, 5))
+            if form == "get":
+                r = D[[0, 2, 6]]
+            elif form == "set":
+                D[:, [1, -6]] = 0.0
+            elif form == "codist index":
+                r = D[codistributed(np.array([0, 1, 2, 3, 4, 5, 7]))]
+            else:
+                r = np.take(D, [9], axis=1)
+    text = str(info.value)
+    assert text.startswith("Error detected on labs 1-3"), text
+    assert "IndexError" in text
+    want = {"get": "index 6 is out of bounds for axis 0 with size 6",
+            "set": "index -6 is out of bounds for axis 1 with size 5",
+            "codist index": "index 7 is out of bounds for axis 0 with size 6",
+            "take": "index 9 is out of bounds for axis 1 with size 5"}[form]
+    assert want in text, text
+    with spmd(pool=pool, timeout=60):  # the pool is still usable
+        from spmdlab import codistributed, gather
+        ok = gather(codistributed(np.arange(6.0))[[5, 0]])
+    assert [list(ok[k]) for k in (1, 2, 3)] == [[5.0, 0.0]] * 3
+
+
+@pytest.mark.parametrize("form", ["get", "set", "mask"])
+def test_replicated_index_that_differs_between_labs_is_one_error(pools, form):
+    """A numpy index must be the same on every lab; lab 2's differs (same shape, same
+    values in another order: a permutation drawn without a shared seed)."""
+    from spmdlab import SpmdError
+    pool = pools(3)
+    with pytest.raises(SpmdError) as info:
+        with spmd(pool=pool, timeout=120):
+            from spmdlab import codistributed, labindex
+            D = codistributed(np.arange(40.0))
+            idx = np.arange(40)[::-1] if labindex() == 2 else np.arange(40)
+            if form == "get":
+                r = D[idx]
+            elif form == "set":
+                D[idx] = 1.0
+            else:
+                r = D[idx % 4 == 1]
+    text = str(info.value)
+    assert text.startswith("Error detected on labs 1-3"), text
+    assert "ValueError" in text and "must be the same on every lab" in text and "lab 2 hold" in text, text
+
+
+# --------------------------------------------------------------------------- at the client
+def test_at_the_client_through_distributed(pools):
+    from spmdlab import distributed, gather
+    pool = pools(2)
+    X = np.arange(40.0).reshape(10, 4)
+    X[[1, 6], 2] = np.nan
+    A = distributed(X, pool=pool)
+    assert np.array_equal(gather(A[[0, 5, 9]]), X[[0, 5, 9]])
+    assert np.array_equal(gather(A[:, [3, 0]]), X[:, [3, 0]])
+    kept = A[~np.isnan(A).any(axis=1)]  # pbdBASE's na.exclude
+    assert np.array_equal(gather(kept), X[~np.isnan(X).any(axis=1)])
+    assert np.array_equal(gather(A[A > 30]), X[X > 30])
+    A[[0, 0, 2]] = np.array([[1.0] * 4, [2.0] * 4, [3.0] * 4])
+    A[A > 30] += 1
+    Y = X.copy()
+    Y[[0, 0, 2]] = np.array([[1.0] * 4, [2.0] * 4, [3.0] * 4])
+    Y[Y > 30] += 1
+    assert np.array_equal(gather(A), Y, equal_nan=True)
+    assert np.array_equal(gather(np.take(A, [7, 1], axis=0)), np.take(Y, [7, 1], axis=0), equal_nan=True)
+    assert np.array_equal(gather(np.flatnonzero(A > 35)), np.flatnonzero(Y > 35))
+    assert np.array_equal(gather(np.argwhere(A > 35)), np.argwhere(Y > 35))
+    from spmdlab.numerics import find
+    assert np.array_equal(gather(find(A > 35)), np.flatnonzero((Y > 35).T))
