@@ -348,3 +348,104 @@ def test_at_the_client_through_distributed(pools):
     assert np.array_equal(gather(np.argwhere(A > 35)), np.argwhere(Y > 35))
     from spmdlab.numerics import find
     assert np.array_equal(gather(find(A > 35)), np.flatnonzero((Y > 35).T))
+
+
+# --------------------------------------------------------------------------- differential fuzz
+def _rng(case, salt):
+    return np.random.default_rng([case["seed"], salt])
+
+
+def _idx(X, case, axis=0, salt=0):
+    """Random indices (negative ones, ties) along ``axis``, the count from ``picks``."""
+    m = X.shape[axis]
+    k = case["picks"][axis % len(case["picks"])][1] % 7
+    return _rng(case, salt).integers(-m, m, size=k) if m else np.zeros(k, dtype=np.int64)
+
+
+def _mask(X, case, axis=0):
+    return _rng(case, 7).random(X.shape[axis]) < 0.5
+
+
+def _dist(X, a):
+    """``a`` codistributed when X is (a codistributed index), else as it is."""
+    from spmdlab import codistributed
+    return codistributed(a) if isinstance(X, codistributed) else a
+
+
+def _axis(X, case):
+    return case["picks"][0][2] % X.ndim
+
+
+def _slice(X, case, axis):
+    _, a, b, step = case["picks"][axis]
+    return slice(a % (X.shape[axis] + 1), b % (X.shape[axis] + 2), step)
+
+
+def _assigned(X, key, value):
+    Y = X.copy()
+    Y[key] = value
+    return Y
+
+
+def _iadd(X, key):
+    Y = X.copy()
+    Y[key] += 1
+    return Y
+
+
+def _value(X, case, key):
+    """An array of the shape X[key] would have (numpy's, read from X itself), X's dtype."""
+    shape = np.shape(X[key]) if not hasattr(X[key], "shape") else tuple(X[key].shape)
+    return (_rng(case, 3).integers(-3, 4, size=shape)).astype(X.dtype)
+
+
+ALL = "biufc"
+FUZZ_OPS = {
+    "list": (lambda X, c: X[list(_idx(X, c))], ALL, 0),
+    "array": (lambda X, c: X[_idx(X, c)], ALL, 0),
+    "codist index": (lambda X, c: X[_dist(X, _idx(X, c))], ALL, 0),
+    "on an axis": (lambda X, c: X[(slice(None),) * _axis(X, c) + (_idx(X, c, _axis(X, c)),)], ALL, 0),
+    "ellipsis": (lambda X, c: X[..., _dist(X, _idx(X, c, -1))], ALL, 0),
+    "2-d index": (lambda X, c: X[_idx(X, c)[:4].reshape(2, -1) if len(_idx(X, c)) >= 4 else _idx(X, c)], ALL, 0),
+    "row mask": (lambda X, c: X[_mask(X, c)], ALL, 0),
+    "codist row mask": (lambda X, c: X[_dist(X, _mask(X, c))], ALL, 0),
+    "mask and slice": (lambda X, c: X[(_mask(X, c),) + tuple(_slice(X, c, e) for e in range(1, X.ndim))], ALL, 0),
+    "na.exclude": (lambda X, c: X[~np.isnan(X).any(axis=tuple(range(1, X.ndim))) if X.ndim > 1 else ~np.isnan(X)],
+                   "fc", 0),
+    "separated": (lambda X, c: X[(_idx(X, c)[:2], _slice(X, c, 1), _idx(X, c, 2, 1)[:2]) if X.ndim == 3 else
+                                 (_idx(X, c)[:1], _slice(X, c, 1)) if X.ndim == 2 else _idx(X, c)], ALL, 0),
+    "adjacent": (lambda X, c: X[(_slice(X, c, 0), _idx(X, c, 1)[:2], _idx(X, c, 2, 1)[:2]) if X.ndim == 3 else
+                                (_slice(X, c, 0), _dist(X, _idx(X, c, 1))) if X.ndim == 2 else _idx(X, c)], ALL, 0),
+    "int beside array": (lambda X, c: X[(c["picks"][0][1] % max(X.shape[0], 1) - 1, _idx(X, c, 1))
+                                        if X.ndim > 1 else _idx(X, c)], ALL, 0),
+    "out of range": (lambda X, c: X[[X.shape[0] + c["picks"][0][1]]], ALL, 0),
+    "set scalar": (lambda X, c: _assigned(X, _idx(X, c), 1), ALL, 0),
+    "set array": (lambda X, c: _assigned(X, _idx(X, c), _value(X, c, _idx(X, c))), ALL, 0),
+    "set codist": (lambda X, c: _assigned(X, _dist(X, _idx(X, c)), _dist(X, _value(X, c, _idx(X, c)))), ALL, 0),
+    "set on an axis": (lambda X, c: _assigned(X, (slice(None),) * _axis(X, c) + (_idx(X, c, _axis(X, c)),),
+                                              _value(X, c, (slice(None),) * _axis(X, c) + (_idx(X, c, _axis(X, c)),))),
+                       ALL, 0),
+    "set mask": (lambda X, c: _assigned(X, _dist(X, _mask(X, c)), 2), ALL, 0),
+    "mask += 1": (lambda X, c: _iadd(X, _mask(X, c)), "iufc", 0),
+    "take": (lambda X, c: np.take(X, _dist(X, _idx(X, c, _axis(X, c))), axis=_axis(X, c)), ALL, 0),
+    "take flat": (lambda X, c: np.take(X, _rng(c, 5).integers(-X.size, max(X.size, 1), size=3)), ALL, 0),
+    "flatnonzero": (lambda X, c: np.flatnonzero(X), ALL, 0),
+    "argwhere": (lambda X, c: np.argwhere(X), ALL, 0),
+}
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_indexing_by_arrays_agrees_with_numpy(pools, n):
+    from hypothesis import given
+
+    from support import fuzz
+    if n not in fuzz.LABS:
+        pytest.skip("not in SPMDLAB_FUZZ_LABS")
+    pool = pools(n)
+
+    @fuzz.budget()
+    @given(fuzz.cases(n, FUZZ_OPS, nans=True))
+    def run(case):
+        assert fuzz.run_case(pool, case, FUZZ_OPS) == [], case
+
+    run()
