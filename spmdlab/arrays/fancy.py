@@ -42,8 +42,8 @@ from .reshape import nonzero_of
 from .scatter import owners_offsets, pull
 from .transfer import gather, redistribute
 
-__all__ = ["Fancy", "is_fancy", "parse", "fancy_get", "plan", "Plan", "check", "whole_arrays", "keeps", "local_key", "coords", "block_shape", "numpy_key",
-           "same_on_every_lab"]
+__all__ = ["Fancy", "Plan", "block_shape", "check", "coords", "fancy_get", "is_fancy", "keeps", "local_key",
+           "dist_dim", "numpy_key", "parse", "plan", "same_on_every_lab", "whole_arrays"]
 
 
 class Fancy(NamedTuple):
@@ -106,7 +106,10 @@ def parse(key: Any, G: tuple, what: str, codist: Any = None) -> Fancy:
         items[pos:pos + 1] = [slice(None)] * (len(G) - used)
     else:
         items += [slice(None)] * (len(G) - used)
-    basic, adv_dims, adv, repl = {}, [], [], []
+    basic: dict = {}
+    adv_dims: list = []
+    adv: list = []
+    repl: list = []
     e = 0
     for k in items:
         if isinstance(k, slice):
@@ -198,7 +201,7 @@ def _crc(arrays: list) -> int:
     for a in arrays:
         a = np.ascontiguousarray(a)
         crc = zlib.crc32(repr((a.shape, a.dtype.str)).encode(), crc)
-        crc = zlib.crc32(memoryview(a).cast("B") if a.size else b"", crc)
+        crc = zlib.crc32(a.reshape(-1).view(np.uint8).data if a.size else b"", crc)
     return crc
 
 
@@ -233,12 +236,18 @@ class Plan(NamedTuple):
     pieces: list
 
 
+def dist_dim(c: Any) -> int:
+    """The 0-based distributed dimension of a complete codistributor1d."""
+    assert isinstance(c, codistributor1d) and c.Dimension is not None
+    return int(c.Dimension) - 1
+
+
 def keeps(D: CodistArray, F: Fancy) -> bool:
     """The *keep* rule: D's distributed dimension is indexed by a forward slice."""
     c = D._codist
     if not isinstance(c, codistributor1d):
         return False
-    r = F.basic.get(c.Dimension - 1)
+    r = F.basic.get(dist_dim(c))
     return r is not None and r.step > 0
 
 
@@ -246,10 +255,11 @@ def plan(D: CodistArray, F: Fancy, n: int, lab: int, for_set: bool, what: str) -
     """The *follow the index* or *default* layout of the result and this lab's share
     (``for_set``: a layout whose lab order follows the C order of the broadcast, so
     repeated indices keep numpy's last write)."""
-    lead = next((a for a in F.adv if isinstance(a, CodistArray) and tuple(a.shape) == F.B
+    lead: Any = next((a for a in F.adv if isinstance(a, CodistArray) and tuple(a.shape) == F.B
                  and isinstance(a._codist, codistributor1d)), None)
     if lead is not None and for_set and not _ordered(lead._codist, F.B):
         lead = None
+    LB: Any
     if lead is None and any(isinstance(a, CodistArray) and tuple(a.shape) == F.B for a in F.adv):
         LB = flat_layout(F.B, n) if for_set else default_layout(F.B, n)
     else:
@@ -257,7 +267,7 @@ def plan(D: CodistArray, F: Fancy, n: int, lab: int, for_set: bool, what: str) -
     if LB is None:
         layout = flat_layout(F.R, n) if for_set else default_layout(F.R, n)
     else:
-        layout = codistributor1d(F.oB + LB.Dimension, list(LB.Partition), F.R)
+        layout = codistributor1d(F.oB + dist_dim(LB) + 1, list(LB.Partition), F.R)
     block = local_sel(layout, lab, n)
     bsl = block[F.oB:F.oB + len(F.B)]
     pieces = []
@@ -272,8 +282,8 @@ def plan(D: CodistArray, F: Fancy, n: int, lab: int, for_set: bool, what: str) -
     return Plan(layout, block, pieces)
 
 
-def _ordered(c: codistributor1d, B: tuple) -> bool:
-    return all(s == 1 for s in B[:c.Dimension - 1])
+def _ordered(c: Any, B: tuple) -> bool:
+    return all(s == 1 for s in B[:dist_dim(c)])
 
 
 def coords(F: Fancy, P: Plan, pieces: list) -> list:
@@ -300,11 +310,11 @@ def block_shape(F: Fancy, P: Plan) -> tuple:
 def local_key(D: CodistArray, F: Fancy, arrays: list, lab: int, n: int) -> tuple[tuple, list]:
     """Under the *keep* rule: the key of this lab's own part, and every lab's count
     along the distributed dimension."""
-    c = D._codist
-    k = c.Dimension - 1
+    c: Any = D._codist
+    k = dist_dim(c)
     rng = F.basic[k]
     sel_k = np.arange(rng.start, rng.stop, rng.step, dtype=np.int64)
-    bounds = np.concatenate(([0], np.cumsum(c.Partition))).astype(np.int64)
+    bounds = np.concatenate((np.zeros(1, np.int64), np.cumsum(c.Partition))).astype(np.int64)
     cuts = np.searchsorted(sel_k, bounds)
     counts = [int(x) for x in np.diff(cuts)]
     a, b = int(cuts[lab - 1]), int(cuts[lab])
@@ -336,7 +346,7 @@ def fancy_get(D: CodistArray, key: Any) -> CodistArray:
         arrays = check(F, whole_arrays(F), n, what)
         lkey, counts = local_key(D, F, arrays, lab, n)
         local = np.ascontiguousarray(D._local[lkey])
-        return type(D)._from_local(local, codistributor1d(F.rdim[D._codist.Dimension - 1] + 1, counts, F.R))
+        return type(D)._from_local(local, codistributor1d(F.rdim[dist_dim(D._codist)] + 1, counts, F.R))
     P = plan(D, F, n, lab, False, what)
     pieces = check(F, P.pieces, n, what)
     owner, off = owners_offsets(D._codist, G, coords(F, P, pieces), n)

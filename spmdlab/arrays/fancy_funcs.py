@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -53,7 +53,7 @@ def _flat_index(indices: Any, size: int, mode: str, what: str) -> Any:
 
 
 @implements(np.take)
-def take(a: CodistArray, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
+def take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
     """``np.take``: ``a[..., indices]`` along ``axis``, or into the flattened array."""
     what = "numpy.take"
     if out is not None:
@@ -83,7 +83,7 @@ def take(a: CodistArray, indices: Any, axis: Any = None, out: Any = None, mode: 
     if mode != "raise":
         indices = _flat_index(indices if isinstance(indices, CodistArray) else np.asarray(indices), G[ax], mode, what)
     elif math.prod(G[:ax]) == 0 and G[ax]:  # numpy takes nothing, so checks nothing
-        indices = indices * 0 if isinstance(indices, CodistArray) else np.zeros(np.shape(indices), np.intp)
+        indices = cast(Any, indices) * 0 if isinstance(indices, CodistArray) else np.zeros(np.shape(indices), np.intp)
     key = (slice(None),) * ax + (indices,)
     if np.ndim(indices) == 0 and not isinstance(indices, CodistArray):
         return a[key]

@@ -20,7 +20,7 @@ import numpy as np
 from ..layouts.codistributor import codistributor1d
 from ..layouts.regions import take
 from .base import CodistArray
-from .fancy import block_shape, check, coords, keeps, local_key, numpy_key, parse, plan, whole_arrays
+from .fancy import block_shape, check, coords, dist_dim, keeps, local_key, numpy_key, parse, plan, whole_arrays
 from .layout import labs_of
 from .scatter import owners_offsets, push
 from .transfer import gather, redistribute
@@ -72,7 +72,7 @@ def fancy_set(D: CodistArray, key: Any, value: Any) -> None:
             layout = None
         else:
             lkey, counts = local_key(D, F, arrays, lab, n)
-            layout = F.rdim[D._codist.Dimension - 1] + 1
+            layout = F.rdim[dist_dim(D._codist)] + 1
         block = _block(v, layout, counts, F.R, lab)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # numpy's ComplexWarning came from _probe, once

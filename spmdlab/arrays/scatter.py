@@ -41,7 +41,8 @@ def owners_offsets(codist: Codistributor, G: tuple, coords: list, n: int) -> tup
     in that lab's local part. Pure layout arithmetic."""
     shape = np.broadcast_shapes(*(np.shape(c) for c in coords))
     if isinstance(codist, codistributor1d):
-        k = codist.Dimension - 1
+        assert codist.Dimension is not None
+        k = int(codist.Dimension) - 1
         part = np.asarray(codist.Partition, dtype=np.int64)
         bounds = np.concatenate(([0], np.cumsum(part))).astype(np.int64)
         ck = np.asarray(coords[k], dtype=np.int64)

@@ -437,7 +437,6 @@ FUZZ_OPS = {
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_indexing_by_arrays_agrees_with_numpy(pools, n):
     from hypothesis import given
-
     from support import fuzz
     if n not in fuzz.LABS:
         pytest.skip("not in SPMDLAB_FUZZ_LABS")
