@@ -235,7 +235,10 @@ def setitem(D: CodistArray, key: Any, value: Any) -> None:
         fancy_set(D, key, value)
         return
     if _is_mask(key, D):
-        _mask_set(D, key, value, what)
+        if isinstance(value, CodistArray) and value.ndim == 1 and value.shape[0] > 1:
+            fancy_set(D, (key,), value)  # the values go to the owners, never gathered
+        else:
+            _mask_set(D, key, value, what)
         return
     lab, n = labs_of(D, what)
     G = tuple(D.shape)
