@@ -22,7 +22,7 @@ Where the result lives (docs/design.md §12):
 In the last two the elements move with one inspector–executor exchange
 (``scatter.pull``, PETSc's VecScatter / PARTI). Index checks are collective: an index out
 of range is numpy's ``IndexError`` on every lab, and a numpy index array that differs
-between labs (it must be replicated) is one ``ValueError`` on every lab (its CRC-32 is
+between labs (it must be replicated) is one ``ValueError`` on every lab (a checksum is
 compared in the same allgather that carries the range checks).
 """
 from __future__ import annotations
@@ -196,13 +196,27 @@ def check(F: Fancy, pieces: list, n: int, what: str) -> list:
             for d, a in zip(F.adv_dims, pieces)]
 
 
+_WEIGHTS = (np.arange(1 << 16, dtype=np.uint64) * np.uint64(2654435761) + np.uint64(1)) | np.uint64(1)
+
+
 def _crc(arrays: list) -> int:
-    crc = 0
+    """A position-sensitive checksum of replicated index arrays (their shapes included):
+    blocks of 65536 elements dotted with odd weights, the block sums weighted by their
+    position; one pass at memory speed (zlib's CRC-32 took 2.5x as long)."""
+    out: list = []
     for a in arrays:
         a = np.ascontiguousarray(a)
-        crc = zlib.crc32(repr((a.shape, a.dtype.str)).encode(), crc)
-        crc = zlib.crc32(a.reshape(-1).view(np.uint8).data if a.size else b"", crc)
-    return crc
+        if a.dtype.itemsize != 8:  # a mask: zlib's CRC-32 of its bytes
+            out.append((a.shape, a.dtype.str, zlib.crc32(a.reshape(-1).view(np.uint8).data if a.size else b"")))
+            continue
+        v = a.reshape(-1).view(np.uint64)
+        k = v.size - v.size % _WEIGHTS.size
+        with np.errstate(over="ignore"):
+            sums = v[:k].reshape(-1, _WEIGHTS.size) @ _WEIGHTS
+            total = int((sums * np.arange(1, sums.size + 1, dtype=np.uint64)).sum()) if sums.size else 0
+            total ^= int(v[k:] @ _WEIGHTS[:v.size - k])
+        out.append((tuple(np.shape(a)), total))
+    return zlib.crc32(repr(out).encode())
 
 
 def _same(records: list, what: str) -> None:
@@ -216,7 +230,7 @@ def _same(records: list, what: str) -> None:
 
 def same_on_every_lab(a: np.ndarray, n: int, what: str) -> None:
     """Collective: a ``ValueError`` on every lab unless the replicated index ``a`` is the
-    same on every lab (its CRC-32, one allgather)."""
+    same on every lab (a checksum, one allgather)."""
     if n > 1:
         _same(allgather_objects((_crc([a]), None), what), what)
 
@@ -349,8 +363,8 @@ def fancy_get(D: CodistArray, key: Any) -> CodistArray:
         return type(D)._from_local(local, codistributor1d(F.rdim[dist_dim(D._codist)] + 1, counts, F.R))
     P = plan(D, F, n, lab, False, what)
     pieces = check(F, P.pieces, n, what)
-    owner, off = owners_offsets(D._codist, G, coords(F, P, pieces), n)
-    values = pull(D._local, owner, off, n, what)
+    owner, off, shift = owners_offsets(D._codist, G, coords(F, P, pieces), n)
+    values = pull(D._local, owner, off, shift, n, what)
     return type(D)._from_local(values.reshape(block_shape(F, P)), P.layout)
 
 

@@ -80,7 +80,7 @@ def fancy_set(D: CodistArray, key: Any, value: Any) -> None:
         return
     P = plan(D, F, n, lab, True, what)
     pieces = check(F, P.pieces, n, what)
-    owner, off = owners_offsets(D._codist, G, coords(F, P, pieces), n)
+    owner, off, shift = owners_offsets(D._codist, G, coords(F, P, pieces), n)
     if isinstance(v, CodistArray):
         vals = v._local if v._codist == P.layout else redistribute(v, P.layout)._local
     else:
@@ -89,7 +89,7 @@ def fancy_set(D: CodistArray, key: Any, value: Any) -> None:
         warnings.simplefilter("ignore")
         vals = np.ascontiguousarray(np.asarray(vals).astype(dtype, copy=False)).reshape(-1)
     assert vals.size == int(np.prod(block_shape(F, P)))
-    push(D._local, owner, off, vals, n, what)
+    push(D._local, owner, off, shift, vals, n, what)
 
 
 def _block(v: Any, dim: int | None, counts: list, R: tuple, lab: int) -> Any:

@@ -34,12 +34,15 @@ __all__ = ["owners_offsets", "Schedule", "pull", "push", "local_take", "local_pu
 _SMALL_POOL = 16  # up to this many labs, requests are grouped by one pass per owner, not a sort
 
 
-def owners_offsets(codist: Codistributor, G: tuple, coords: list, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(owner, offset)`` of the elements at global coordinates ``coords`` (one
+def owners_offsets(codist: Codistributor, G: tuple, coords: list, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(owner, offset, shift)`` of the elements at global coordinates ``coords`` (one
     non-negative int array per dimension, broadcastable together): the 0-based lab that
-    owns each (flattened, C order of the broadcast shape) and its flat C-order position
-    in that lab's local part. Pure layout arithmetic."""
+    owns each (flattened, C order of the broadcast shape), and its flat C-order position
+    in that lab's local part, ``offset - shift[owner]`` (for a layout distributed along
+    the first dimension ``offset`` is the global flat index, so a 1-D index needs no
+    arithmetic at all). Pure layout arithmetic."""
     shape = np.broadcast_shapes(*(np.shape(c) for c in coords))
+    zero = np.zeros(n, dtype=np.int64)
     if isinstance(codist, codistributor1d):
         assert codist.Dimension is not None
         k = int(codist.Dimension) - 1
@@ -48,20 +51,18 @@ def owners_offsets(codist: Codistributor, G: tuple, coords: list, n: int) -> tup
         ck = np.asarray(coords[k], dtype=np.int64)
         owner = _owner_1d(ck, bounds, n)
         inner = math.prod(G[k + 1:])
-        off = ck - bounds[:-1][owner] if n > 1 else ck.copy()
-        if k > 0:
-            before = _flat(coords[:k], G[:k])
-            off = off + before * (part[owner] if n > 1 else int(part[0]))
-        if inner != 1:
-            off = off * inner
-        if k < len(G) - 1:
-            off = off + _flat(coords[k + 1:], G[k + 1:])
-        return _spread(owner, shape), _spread(off, shape)
+        after = _flat(coords[k + 1:], G[k + 1:]) if k < len(G) - 1 else 0
+        if k == 0:  # the global flat index; lab q's part starts at bounds[q] * inner
+            off = ck * inner + after if inner != 1 else ck
+            return _spread(owner, shape), _spread(off, shape), bounds[:-1] * inner
+        off = ck - bounds[:-1][owner] if n > 1 else ck
+        off = off + _flat(coords[:k], G[:k]) * (part[owner] if n > 1 else int(part[0]))
+        return _spread(owner, shape), _spread(off * inner + after, shape), zero
     lab, (li, lj) = codist.globalToLocal((np.asarray(coords[0]), np.asarray(coords[1])), n)
     ncols = np.array([codist.localShape(q, n)[1] for q in range(1, n + 1)], dtype=np.int64)
     owner = np.asarray(lab, dtype=np.int64) - 1
     off = np.asarray(li, dtype=np.int64) * ncols[owner] + np.asarray(lj, dtype=np.int64)
-    return _spread(owner, shape), _spread(off, shape)
+    return _spread(owner, shape), _spread(off, shape), zero
 
 
 def _owner_1d(ck: np.ndarray, bounds: np.ndarray, n: int) -> np.ndarray:
@@ -127,19 +128,25 @@ class Schedule:
         self.rcounts = self.matrix[:, lab - 1].copy()
         self.rcounts[lab - 1] = 0
 
-    def requests(self, off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(own, served)``: the positions this lab asks of itself, and those the other labs
-        ask of it (in lab order): one Alltoallv."""
+    def requests(self, off: np.ndarray, shift: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(own, served)``: the local positions this lab asks of itself, and those the
+        other labs ask of it (in lab order): one Alltoallv."""
         own = off[self.groups[self.lab - 1]]
-        return own, self.exchange(self.outgoing(off), forward=True)
+        if shift[self.lab - 1]:
+            own -= shift[self.lab - 1]
+        return own, self.exchange(self.outgoing(off, shift), forward=True)
 
-    def outgoing(self, x: np.ndarray) -> np.ndarray:
-        """``x`` (one value per request) grouped by owner, without this lab's own."""
+    def outgoing(self, x: np.ndarray, shift: np.ndarray | None = None) -> np.ndarray:
+        """``x`` (one value per request) grouped by owner, without this lab's own (less
+        ``shift[owner]``)."""
         out = np.empty(int(self.scounts.sum()), dtype=x.dtype)
         pos = 0
         for q, g in enumerate(self.groups):
             if q != self.lab - 1 and g.size:
-                np.take(x, g, out=out[pos:pos + g.size])
+                seg = out[pos:pos + g.size]
+                np.take(x, g, out=seg)
+                if shift is not None and shift[q]:
+                    seg -= shift[q]
                 pos += g.size
         return out
 
@@ -163,13 +170,13 @@ class Schedule:
         return recv
 
 
-def pull(local: np.ndarray, owner: np.ndarray, off: np.ndarray, n: int, what: str) -> np.ndarray:
-    """The elements ``(owner, off)`` (from ``owners_offsets``) of the array whose local
-    part on this lab is ``local``, in the order asked: the executor of ``D[idx]``."""
+def pull(local: np.ndarray, owner: np.ndarray, off: np.ndarray, shift: np.ndarray, n: int, what: str) -> np.ndarray:
+    """The elements ``(owner, off, shift)`` (from ``owners_offsets``) of the array whose
+    local part on this lab is ``local``, in the order asked: the executor of ``D[idx]``."""
     if n == 1:
-        return local_take(local, off)
+        return local_take(local, off - shift[0] if shift[0] else off)
     s = Schedule(owner, n, what)
-    own, served = s.requests(off)
+    own, served = s.requests(off, shift)
     back = s.exchange(local_take(local, served), forward=False)
     out = np.empty(off.size, dtype=local.dtype)
     mine = s.groups[s.lab - 1]
@@ -183,16 +190,17 @@ def pull(local: np.ndarray, owner: np.ndarray, off: np.ndarray, n: int, what: st
     return out
 
 
-def push(local: np.ndarray, owner: np.ndarray, off: np.ndarray, values: np.ndarray, n: int, what: str) -> None:
+def push(local: np.ndarray, owner: np.ndarray, off: np.ndarray, shift: np.ndarray, values: np.ndarray, n: int,
+         what: str) -> None:
     """Write ``values`` (one per request, already of the local part's dtype) to the
     elements ``(owner, off)``: the executor of ``D[idx] = v``. Writes to one element land
     in lab order, then in each lab's request order (numpy's last write wins when the
     requests are listed in C order of the index)."""
     if n == 1:
-        local_put(local, off, values)
+        local_put(local, off - shift[0] if shift[0] else off, values)
         return
     s = Schedule(owner, n, what)
-    own, served = s.requests(off)
+    own, served = s.requests(off, shift)
     got = s.exchange(s.outgoing(values), forward=True)
     # the own writes and the received ones, in lab order
     lab = s.lab
