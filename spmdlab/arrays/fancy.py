@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numbers
 import zlib
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -39,7 +39,7 @@ from .base import CodistArray, layout_text
 from .collectives import allgather_objects
 from .layout import default_layout, flat_layout, labs_of, local_sel
 from .reshape import nonzero_of
-from .scatter import owners_offsets, pull
+from .scatter import owners_offsets, pull, pull_replicated
 from .transfer import gather, redistribute
 
 __all__ = ["Fancy", "Plan", "block_shape", "check", "coords", "fancy_get", "is_fancy", "keeps", "local_key",
@@ -361,6 +361,13 @@ def fancy_get(D: CodistArray, key: Any) -> CodistArray:
         lkey, counts = local_key(D, F, arrays, lab, n)
         local = np.ascontiguousarray(D._local[lkey])
         return type(D)._from_local(local, codistributor1d(F.rdim[dist_dim(D._codist)] + 1, counts, F.R))
+    if len(G) == 1 and len(F.B) == 1 and F.replicated[0] and isinstance(D._codist, codistributor1d):
+        layout = default_layout(F.R, n)  # D[idx] of a vector: the owners find their requests
+        idx = check(F, [F.adv[0]], n, what)[0]
+        c: Any = D._codist
+        part = np.concatenate((np.zeros(1, np.int64), np.cumsum(c.Partition))).astype(np.int64)
+        rpart = np.concatenate((np.zeros(1, np.int64), np.cumsum(cast(Any, layout).Partition))).astype(np.int64)
+        return type(D)._from_local(pull_replicated(D._local, part, idx, rpart, n, what), layout)
     P = plan(D, F, n, lab, False, what)
     pieces = check(F, P.pieces, n, what)
     owner, off, shift = owners_offsets(D._codist, G, coords(F, P, pieces), n)

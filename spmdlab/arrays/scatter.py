@@ -29,7 +29,7 @@ from ..layouts.codistributor import Codistributor, codistributor1d
 from .base import here
 from .collectives import allgather, as_bytes
 
-__all__ = ["owners_offsets", "Schedule", "pull", "push", "local_take", "local_put"]
+__all__ = ["owners_offsets", "Schedule", "pull", "pull_replicated", "push", "local_take", "local_put"]
 
 _SMALL_POOL = 16  # up to this many labs, requests are grouped by one pass per owner, not a sort
 
@@ -210,3 +210,42 @@ def push(local: np.ndarray, owner: np.ndarray, off: np.ndarray, shift: np.ndarra
     local_put(local, served[before], got[before])
     local_put(local, own, values[s.groups[lab - 1]])
     local_put(local, served[after], got[after])
+
+
+def pull_replicated(local: np.ndarray, bounds: np.ndarray, idx: np.ndarray, rbounds: np.ndarray, n: int,
+                    what: str) -> np.ndarray:
+    """``D[idx]`` for a 1-D D (lab q holds ``bounds[q-1]:bounds[q]``) and a replicated,
+    checked, non-negative 1-D ``idx``, the result by ``rbounds``: the inspector runs on
+    the owners (every lab has every request, so no request travels): each lab finds the
+    requests it owns, in index order, hence already grouped by the lab that asked, and
+    ONE Alltoallv returns the values."""
+    lab, _ = here()
+    lo, hi = int(bounds[lab - 1]), int(bounds[lab])
+    pos = np.flatnonzero((idx >= lo) & (idx < hi))
+    vals = np.take(local, idx[pos] - lo if lo else idx[pos])
+    splits = np.searchsorted(pos, rbounds).astype(np.int64)
+    scounts = np.diff(splits)
+    a, b = int(rbounds[lab - 1]), int(rbounds[lab])
+    owner = _owner_1d(idx[a:b], bounds, n)
+    groups = [np.flatnonzero(owner == q) for q in range(n)]
+    rcounts = np.array([g.size for g in groups], dtype=np.int64)
+    out = np.empty(b - a, dtype=local.dtype)
+    out[groups[lab - 1]] = vals[splits[lab - 1]:splits[lab]]
+    scounts[lab - 1] = 0
+    rcounts[lab - 1] = 0
+    item = vals.dtype.itemsize
+    recv = np.empty(int(rcounts.sum()), dtype=local.dtype)
+    sc, rc = scounts * item, rcounts * item
+    sd = splits[:-1] * item
+    rd = np.concatenate(([0], np.cumsum(rc)[:-1])).astype(np.int64)
+    sbuf = as_bytes(vals) if vals.size else np.empty(0, dtype=np.uint8)
+    rbuf = as_bytes(recv) if recv.size else np.empty(0, dtype=np.uint8)
+    MPI = comm.MPI
+    req = comm.block().Ialltoallv([sbuf, (sc, sd), MPI.BYTE], [rbuf, (rc, rd), MPI.BYTE])
+    comm.wait(req, what, keep=(sbuf, rbuf, sc, sd, rc, rd, vals, recv))
+    p = 0
+    for q, g in enumerate(groups):
+        if q != lab - 1 and g.size:
+            out[g] = recv[p:p + g.size]
+            p += g.size
+    return out
