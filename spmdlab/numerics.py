@@ -14,6 +14,7 @@ from .arrays import join as _join
 from .arrays import linalg
 from .arrays import sparse as _sparse
 from .arrays.adapt import on_plain
+from .arrays.fancy_funcs import find as _dense_find
 from .arrays.fft import matlab as fft_matlab
 from .arrays.stats import matlab as stats_matlab
 from .client.distributed import distributed as _distributed
@@ -114,7 +115,7 @@ issparse = _on_labs(_sparse.issparse)
 full = _on_labs(_sparse.full)
 nnz = _on_labs(_sparse.nnz)
 nonzeros = _on_labs(_sparse.nonzeros)
-find = _on_labs(_sparse.find)
+find = on_labs(_or_sparse(_dense_find, _sparse.find))  # dense: 0-based linear indices, MATLAB's order
 pcg, gmres, bicgstab, bicg = (_solver(_sparse.pcg), _solver(_sparse.gmres), _solver(_sparse.bicgstab),
                               _solver(_sparse.bicg))
 cgs, minres, lsqr = _solver(_sparse.cgs), _solver(_sparse.minres), _solver(_sparse.lsqr)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import fancy_funcs as fancy_funcs  # registers np.take, np.flatnonzero, np.argwhere
 from . import io as io
 from . import join as join  # registers concatenate, stack, ...
 from . import rearrange as rearrange  # registers delete, insert, repeat, tile, flip, roll

@@ -16,6 +16,8 @@ from ..layouts.codistributor import codistributor1d
 from ..layouts.regions import ix, take
 from .base import CodistArray, here, layout_text
 from .collectives import allgather, allgatherv, bcast, fetch, match
+from .fancy import fancy_get, is_fancy, same_on_every_lab
+from .fancy_set import fancy_set
 from .layout import concatenates, default_layout, flat_layout, is1d, labs_of, local_sel, sel_global
 from .transfer import gather, redistribute
 
@@ -26,6 +28,8 @@ def getitem(D: CodistArray, key: Any) -> Any:
     """``D[key]``: ints give a replicated scalar, slices a codistributed copy, a boolean
     mask of the array's shape a 1-D codistributed array."""
     what = "indexing D[...]"
+    if is_fancy(key, tuple(D.shape)):
+        return fancy_get(D, key)
     if _is_mask(key, D):
         return _mask_get(D, key, what)
     parsed = _parse_key(key, tuple(D.shape), what, D._codist)
@@ -156,6 +160,7 @@ def _mask_local(D, M, what: str):
     if isinstance(M, CodistArray):
         labs_of(M, what)
         return M._local if M._codist == D._codist else redistribute(M, D._codist)._local
+    same_on_every_lab(M, n, what)
     return take(M, local_sel(D._codist, lab, n))
 
 
@@ -226,8 +231,14 @@ def _mask_set(D, M, value: Any, what: str) -> None:
 def setitem(D: CodistArray, key: Any, value: Any) -> None:
     """``D[key] = value``, written on the labs that own the elements."""
     what = "indexed assignment D[...] = value"
+    if is_fancy(key, tuple(D.shape)):
+        fancy_set(D, key, value)
+        return
     if _is_mask(key, D):
-        _mask_set(D, key, value, what)
+        if isinstance(value, CodistArray) and value.ndim == 1 and value.shape[0] > 1:
+            fancy_set(D, (key,), value)  # the values go to the owners, never gathered
+        else:
+            _mask_set(D, key, value, what)
         return
     lab, n = labs_of(D, what)
     G = tuple(D.shape)

@@ -88,6 +88,7 @@ ARRAY_LAYERS = [
     {"collectives", "grid"},
     {"reshard"},
     {"transfer", "fromlab"},
+    {"scatter"},
     {"adapt", "printing"},
     {"elementwise"},
     {"reductions"},
@@ -95,6 +96,9 @@ ARRAY_LAYERS = [
     {"shapes"},  # issue 21: *_like, copyto, swapaxes, moveaxis, expand_dims, diagonal
     {"join"},  # issue 21: concatenate, stack, ...
     {"rearrange"},  # issue 21: delete, insert, repeat, tile, flip, roll
+    {"fancy"},  # issue 21: indexing by arrays
+    {"fancy_set"},
+    {"fancy_funcs"},
     {"indexing", "matmul"},
     {"creation"},
     {"ops", "habits"},
