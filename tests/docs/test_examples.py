@@ -59,6 +59,9 @@ CASES = [
     ("parallel_io", ["--size", "100"], r"100 x 40 dataset over 4 labs; in the 2dbc layout \(blocks of 16 x 16\) "
                                        r"lab 1 read a local part of 52 x 24"),
     ("parallel_io", ["--labs", "2", "--size", "10", "--cols", "3"], r"lab 1 read a local part of 10 x 3"),
+    ("data_analysis", ["--size", "200"], r"200 x 4 table over 4 labs; 184 complete rows, kept rows per lab: "
+                                         r"\[45, 45, 49, 45\]"),
+    ("data_analysis", ["--labs", "3", "--size", "7"], r"7 x 4 table over 3 labs"),
     ("hybrid_threads", ["--labs", "1", "--threads", "2", "--size", "400000"],
      r"1 lab x 2 threads each[\s\S]*used up to 2 threads per lab \(parts of 400,000 elements"),
     ("hybrid_threads", ["--labs", "2", "--size", "1200000"],
