@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .pcg import finish
-from .problem import Problem, dots, nonfinite
+from .problem import dots, finish, nonfinite, setup
 
 __all__ = ["bicgstab"]
 
@@ -23,13 +22,10 @@ def bicgstab(A: Any, b: Any, tol: float | None = None, maxit: int | None = None,
     """``x, flag, relres, iter, resvec = bicgstab(A, b, tol=1e-6, maxit=min(n, 20), M1, M2, x0)``;
     ``resvec`` holds the residual norm after every half iteration (2 iter + 1 entries)."""
     what = "bicgstab"
-    P = Problem(A, b, x0, M1, M2, what)
-    tol = 1e-6 if tol is None else float(tol)
-    maxit = min(P.n, 20) if maxit is None else int(maxit)
-    n2b = P.start()
+    P, tol, maxit, n2b = setup(A, b, tol, maxit, M1, M2, x0, what)
     x = P.x
     if n2b == 0:
-        return P.wrap(np.zeros_like(x)), 0, 0.0, 0, np.zeros(1)
+        return P.no_work()
     tolb = tol * n2b
     r = P.b - P.matvec(x)
     rt = r.copy()
@@ -75,7 +71,7 @@ def bicgstab(A: Any, b: Any, tol: float | None = None, maxit: int | None = None,
         resvec.append(normr)
         if normr <= tolb:
             x += alpha * ph
-            normr_act = P.norm(P.b - P.matvec(x))
+            normr_act = P.true_residual(x)
             resvec[-1] = normr_act
             if normr_act <= tolb:
                 it, flag = ii - 0.5, 0
@@ -100,7 +96,7 @@ def bicgstab(A: Any, b: Any, tol: float | None = None, maxit: int | None = None,
         normr = normr_act = float(np.sqrt(s3[0].real))
         resvec.append(normr)
         if normr <= tolb:
-            normr_act = P.norm(P.b - P.matvec(x))
+            normr_act = P.true_residual(x)
             resvec[-1] = normr_act
             if normr_act <= tolb:
                 flag = 0

@@ -16,8 +16,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
-from .pcg import finish
-from .problem import Problem, dots, nonfinite
+from .problem import Problem, dots, finish, nonfinite
 
 __all__ = ["gmres", "givens"]
 
@@ -50,7 +49,7 @@ def gmres(A: Any, b: Any, restart: int | None = None, tol: float | None = None, 
     n2b = P.start()
     x = P.x
     if n2b == 0:
-        return P.wrap(np.zeros_like(x)), 0, 0.0, (0, 0), np.zeros(1)
+        return P.no_work((0, 0))
     tolb = tol * n2b
     dtype = x.dtype
     V = np.empty((restart + 1, x.size), dtype)

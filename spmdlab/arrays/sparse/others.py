@@ -14,17 +14,9 @@ import numpy as np
 
 from ..base import CodistArray
 from .matrix import SparseBase
-from .pcg import finish
-from .problem import BlockSolve, Problem, dots, nonfinite
+from .problem import BlockSolve, Problem, dots, finish, nonfinite, setup
 
 __all__ = ["bicg", "cgs", "minres", "lsqr"]
-
-
-def _setup(A: Any, b: Any, tol: Any, maxit: Any, M1: Any, M2: Any, x0: Any, what: str, **kw: Any) -> tuple:
-    P = Problem(A, b, x0, M1, M2, what, **kw)
-    tol = 1e-6 if tol is None else float(tol)
-    maxit = min(P.n, 20) if maxit is None else int(maxit)
-    return P, tol, maxit, P.start()
 
 
 def _adjoint_psolve(P: Problem, M1: Any, M2: Any, what: str) -> Any:
@@ -47,11 +39,11 @@ def bicg(A: Any, b: Any, tol: float | None = None, maxit: int | None = None, M1:
          M2: Any = None, x0: Any = None) -> tuple:
     """``x, flag, relres, iter, resvec = bicg(A, b, tol, maxit, M1, M2, x0)``."""
     what = "bicg"
-    P, tol, maxit, n2b = _setup(A, b, tol, maxit, M1, M2, x0, what, need_adjoint=True)
+    P, tol, maxit, n2b = setup(A, b, tol, maxit, M1, M2, x0, what, need_adjoint=True)
     psolve_h = _adjoint_psolve(P, M1, M2, what)
     x = P.x
     if n2b == 0:
-        return P.wrap(np.zeros_like(x)), 0, 0.0, 0, np.zeros(1)
+        return P.no_work()
     tolb = tol * n2b
     r = P.b - P.matvec(x)
     rt = r.copy()
@@ -91,7 +83,7 @@ def bicg(A: Any, b: Any, tol: float | None = None, maxit: int | None = None, M1:
         normr = normr_act = float(np.sqrt(s[0].real))
         resvec.append(normr)
         if normr <= tolb:
-            normr_act = P.norm(P.b - P.matvec(x))
+            normr_act = P.true_residual(x)
             resvec[-1] = normr_act
             if normr_act <= tolb:
                 flag = 0
@@ -105,10 +97,10 @@ def cgs(A: Any, b: Any, tol: float | None = None, maxit: int | None = None, M1: 
         M2: Any = None, x0: Any = None) -> tuple:
     """``x, flag, relres, iter, resvec = cgs(A, b, tol, maxit, M1, M2, x0)``."""
     what = "cgs"
-    P, tol, maxit, n2b = _setup(A, b, tol, maxit, M1, M2, x0, what)
+    P, tol, maxit, n2b = setup(A, b, tol, maxit, M1, M2, x0, what)
     x = P.x
     if n2b == 0:
-        return P.wrap(np.zeros_like(x)), 0, 0.0, 0, np.zeros(1)
+        return P.no_work()
     tolb = tol * n2b
     r = P.b - P.matvec(x)
     rt = r.copy()
@@ -152,7 +144,7 @@ def cgs(A: Any, b: Any, tol: float | None = None, maxit: int | None = None, M1: 
         normr = normr_act = float(np.sqrt(s[0].real))
         resvec.append(normr)
         if normr <= tolb:
-            normr_act = P.norm(P.b - P.matvec(x))
+            normr_act = P.true_residual(x)
             resvec[-1] = normr_act
             if normr_act <= tolb:
                 flag = 0
@@ -167,10 +159,10 @@ def minres(A: Any, b: Any, tol: float | None = None, maxit: int | None = None, M
     """``x, flag, relres, iter, resvec = minres(A, b, tol, maxit, M1, M2, x0)`` for Hermitian
     A (M Hermitian positive definite); ``resvec`` the (preconditioned) residual estimates."""
     what = "minres"
-    P, tol, maxit, n2b = _setup(A, b, tol, maxit, M1, M2, x0, what)
+    P, tol, maxit, n2b = setup(A, b, tol, maxit, M1, M2, x0, what)
     x = P.x
     if n2b == 0:
-        return P.wrap(np.zeros_like(x)), 0, 0.0, 0, np.zeros(1)
+        return P.no_work()
     tolb = tol * n2b
     r1 = P.b - P.matvec(x)
     y = P.psolve(r1)
@@ -219,13 +211,13 @@ def minres(A: Any, b: Any, tol: float | None = None, maxit: int | None = None, M
         est = abs(phibar) * scale
         resvec.append(est)
         if est <= tolb or beta == 0:
-            normr_act = P.norm(P.b - P.matvec(x))
+            normr_act = P.true_residual(x)
             resvec[-1] = normr_act
             if normr_act <= tolb:
                 flag = 0
                 break
     else:
-        normr_act = P.norm(P.b - P.matvec(x))
+        normr_act = P.true_residual(x)
     return finish(P, x, flag, ii, normr_act, n2b, None, ii, resvec)
 
 
@@ -237,7 +229,7 @@ def lsqr(A: Any, b: Any, tol: float | None = None, maxit: int | None = None, M1:
     preconditions on the right, as MATLAB's: LSQR (Paige and Saunders) on ``B = A M^-1``,
     then ``x = x0 + M^-1 y``."""
     what = "lsqr"
-    P, tol, maxit, n2b = _setup(A, b, tol, maxit, None, None, x0, what, square=False, need_adjoint=True)
+    P, tol, maxit, n2b = setup(A, b, tol, maxit, None, None, x0, what, square=False, need_adjoint=True)
     solve, solve_h = _right_precond(P, M1, M2, what)
     x0loc = P.x
     if n2b == 0:
@@ -281,7 +273,7 @@ def lsqr(A: Any, b: Any, tol: float | None = None, maxit: int | None = None, M1:
             flag = 0
             break
     x = x0loc + solve(y)
-    normr_act = P.norm(P.b - P.matvec(x))
+    normr_act = P.true_residual(x)
     return finish(P, x, flag, ii, normr_act, n2b, None, ii, resvec)
 
 

@@ -13,20 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from .problem import EPS, Problem, dots, nonfinite
+from .problem import EPS, dots, finish, nonfinite, setup
 
-__all__ = ["pcg", "finish"]
-
-
-def finish(P: Problem, x: np.ndarray, flag: int, iters: Any, normr_act: float, n2b: float,
-           xmin: np.ndarray | None, imin: Any, resvec: list) -> tuple:
-    """MATLAB's ending: on failure, the best iterate when its true residual is smaller."""
-    relres = normr_act / n2b
-    if flag != 0 and xmin is not None:
-        rmin = P.norm(P.b - P.matvec(xmin))
-        if rmin <= normr_act:
-            x, iters, relres = xmin, imin, rmin / n2b
-    return P.wrap(x), flag, float(relres), iters, np.array(resvec, dtype=np.float64)
+__all__ = ["pcg"]
 
 
 def pcg(A: Any, b: Any, tol: float | None = None, maxit: int | None = None, M1: Any = None,
@@ -38,13 +27,10 @@ def pcg(A: Any, b: Any, tol: float | None = None, maxit: int | None = None, M1: 
     positive definite). ``resvec[k]`` is the residual norm after k iterations.
     """
     what = "pcg"
-    P = Problem(A, b, x0, M1, M2, what)
-    tol = 1e-6 if tol is None else float(tol)
-    maxit = min(P.n, 20) if maxit is None else int(maxit)
-    n2b = P.start()
+    P, tol, maxit, n2b = setup(A, b, tol, maxit, M1, M2, x0, what)
     x = P.x
     if n2b == 0:
-        return P.wrap(np.zeros_like(x)), 0, 0.0, 0, np.zeros(1)
+        return P.no_work()
     tolb = tol * n2b
     r = P.b - P.matvec(x)
     z = P.psolve(r)

@@ -29,7 +29,7 @@ from .move import to_rows
 from .ops import transpose
 from .products import matvec_local, vector_local, wrap_rows
 
-__all__ = ["Problem", "dots", "nonfinite", "EPS"]
+__all__ = ["Problem", "setup", "finish", "dots", "nonfinite", "EPS"]
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -42,6 +42,27 @@ def dots(values: list, what: str) -> np.ndarray:
 
 def nonfinite(x: np.ndarray) -> int:
     return int(x.size - np.count_nonzero(np.isfinite(x)))
+
+
+def setup(A: Any, b: Any, tol: Any, maxit: Any, M1: Any, M2: Any, x0: Any, what: str,
+          **kw: Any) -> tuple[Problem, float, int, float]:
+    """Every solver's first steps with MATLAB's defaults: ``(P, tol, maxit, norm(b))``,
+    tol 1e-6 and maxit ``min(n, 20)`` when not given, A, b and x0 checked for NaN/Inf."""
+    P = Problem(A, b, x0, M1, M2, what, **kw)
+    tol = 1e-6 if tol is None else float(tol)
+    maxit = min(P.n, 20) if maxit is None else int(maxit)
+    return P, tol, maxit, P.start()
+
+
+def finish(P: Problem, x: np.ndarray, flag: int, iters: Any, normr_act: float, n2b: float,
+           xmin: np.ndarray | None, imin: Any, resvec: list) -> tuple:
+    """MATLAB's ending: on failure, the best iterate when its true residual is smaller."""
+    relres = normr_act / n2b
+    if flag != 0 and xmin is not None:
+        rmin = P.true_residual(xmin)
+        if rmin <= normr_act:
+            x, iters, relres = xmin, imin, rmin / n2b
+    return P.wrap(x), flag, float(relres), iters, np.array(resvec, dtype=np.float64)
 
 
 class Problem:
@@ -165,6 +186,14 @@ class Problem:
 
     def norm(self, v: np.ndarray) -> float:
         return float(np.sqrt(dots([np.vdot(v, v).real], self.what)[0].real))
+
+    def true_residual(self, x: np.ndarray) -> float:
+        """``norm(b - A x)``, computed afresh (MATLAB's check before it reports convergence)."""
+        return self.norm(self.b - self.matvec(x))
+
+    def no_work(self, iters: Any = 0) -> tuple:
+        """The answer for ``b = 0``: x = 0, converged in no iterations."""
+        return self.wrap(np.zeros_like(self.x)), 0, 0.0, iters, np.zeros(1)
 
 
 def _takes_flag(f: Callable) -> bool:
