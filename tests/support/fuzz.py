@@ -18,7 +18,8 @@ import warnings
 
 import cloudpickle
 import numpy as np
-from hypothesis import HealthCheck, settings
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spmdlab import (
@@ -32,7 +33,8 @@ from spmdlab import (
     spmd,
 )
 
-__all__ = ["DTYPES", "EXAMPLES", "LABS", "budget", "cases", "check_case", "run_case"]
+__all__ = ["DTYPES", "EXAMPLES", "LABS", "at_the_client", "budget", "cases", "check_case", "exception_kinds",
+           "on_every_layout", "run_case"]
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # check_case runs on the labs
 
@@ -126,6 +128,22 @@ def _differs(got, want, tol) -> str:
     return "" if same else f"values {g_arr!r} != numpy's {w_arr!r}"
 
 
+def exception_kinds(calls: dict, *arrays) -> dict:
+    """On a lab: for each ``calls[key](A)``, the name of the exception it raised on each of
+    ``arrays`` (None where it returned), to compare numpy's kinds with ours."""
+    out = {}
+    for key, call in calls.items():
+        kinds = []
+        for A in arrays:
+            try:
+                call(A)
+                kinds.append(None)
+            except Exception as exc:
+                kinds.append(type(exc).__name__)
+        out[key] = kinds
+    return out
+
+
 def check_case(case, ops: dict) -> list:
     """On every lab: the differences between the codistributed and numpy outcomes."""
     X = _values(case)
@@ -181,3 +199,36 @@ def run_case(pool, case, ops: dict) -> list:
     with spmd(pool=pool, timeout=60):
         bad = check_case(case, ops)
     return sorted({msg for lab in range(1, len(bad) + 1) for msg in bad[lab]})
+
+
+# --------------------------------------------------------------------------- the tests
+def on_every_layout(ops: dict, nans: bool = False):
+    """A family's differential test on pools of every size in ``LABS``:
+    ``test_x_agrees_with_numpy = fuzz.on_every_layout(OPS)`` in its test module."""
+
+    @pytest.mark.parametrize("n", LABS)
+    def test(pools, n):
+        pool = pools(n)
+
+        @budget()
+        @given(cases(n, ops, nans=nans))
+        def check(case):
+            bad = run_case(pool, case, ops)
+            assert bad == [], (case, bad)
+
+        check()
+
+    return test
+
+
+def at_the_client(ops: dict, nans: bool = False):
+    """The same cases run in this process (the numpy fallbacks the client uses), no MPI."""
+
+    @pytest.mark.nompi
+    @given(cases(1, ops, nans=nans))
+    @budget()
+    def test(case):
+        bad = check_case(case, ops)
+        assert bad == [], (case, bad)
+
+    return test

@@ -91,8 +91,9 @@ def _string_edges(a: CodistArray, x: np.ndarray, ext: np.ndarray, rule: str, ran
 
 def histogram_of(a: CodistArray, bins: Any = 10, range: Any = None, density: Any = None, weights: Any = None) -> Any:
     what = "histogram"
-    probe_w = None if weights is None else np.ones((1,) * a.ndim)
-    np.histogram(np.zeros((1,) * a.ndim, a.dtype), bins=bins, range=range, weights=probe_w)  # numpy's errors
+    wdtype = None if weights is None else weights.dtype if hasattr(weights, "dtype") else np.asarray(weights).dtype
+    probe_w = None if wdtype is None else np.ones((1,) * a.ndim, wdtype)
+    probe = np.histogram(np.zeros((1,) * a.ndim, a.dtype), bins=bins, range=range, weights=probe_w)  # numpy's errors
     if isinstance(bins, str) and bins not in _RULES:
         raise NotImplementedError(f"{what}: bins={bins!r} is not supported for codistributed arrays "
                                   f"({layout_text(a._codist)}); use one of {', '.join(_RULES)}")
@@ -105,7 +106,7 @@ def histogram_of(a: CodistArray, bins: Any = 10, range: Any = None, density: Any
     else:
         edges = np.histogram_bin_edges(ext, bins=bins, range=range)
     counts, _ = np.histogram(x, bins=edges, weights=w)
-    total = allreduce(np.ascontiguousarray(counts), "sum", what)
+    total = allreduce(np.ascontiguousarray(counts), "sum", what).astype(probe[0].dtype, copy=False)  # numpy's dtype
     if density:
         db = np.array(np.diff(edges), float)
         total = total / db / total.sum()
