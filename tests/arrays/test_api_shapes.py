@@ -9,14 +9,13 @@ import cloudpickle
 import numpy as np
 import pytest
 from support import fuzz
+from support.layouts import every_kind
 
 from spmdlab import (
     SpmdError,
     codistributed,
     codistributor1d,
-    codistributor2dbc,
     codistributorBlocks,
-    codistributorChunks,
     distributed,
     gather,
     getCodistributor,
@@ -31,28 +30,6 @@ SIZES = (1, 2, 3)
 
 
 # --------------------------------------------------------------------------- lab side
-def layouts(shape):
-    n = numlabs()
-    out = []
-    for d in range(len(shape)):
-        out.append(codistributor1d(d + 1))
-        part = [0] * n
-        part[0] = shape[d]  # only lab 1 holds anything
-        out.append(codistributor1d(d + 1, part))
-        if n > 1:
-            out.append(codistributor1d(d + 1, [0] + [shape[d] - shape[d] // 2, shape[d] // 2] + [0] * (n - 3)
-                                       if n > 2 else [shape[d] // 2, shape[d] - shape[d] // 2]))
-    if len(shape) == 2:
-        out += [codistributor2dbc(None, 1), codistributor2dbc(None, 64)]
-    out.append(codistributorBlocks((2,) * len(shape), "cyclicrow", shape))
-    starts = np.concatenate(([0], np.cumsum(codistributor1d.defaultPartition(shape[0], n))))
-    rest = (slice(None),) * (len(shape) - 1)
-    out.append(codistributorChunks({k: [(slice(max(0, int(starts[k - 1]) - 1), min(shape[0], int(starts[k]) + 1)),)
-                                        + rest] for k in range(1, n + 1)}, shape))
-    out.append(codistributor1d(len(shape), None, shape, halo=1))
-    return out
-
-
 def outcome(fn, *args):
     try:
         return "ok", fn(*args)
@@ -149,7 +126,7 @@ SHAPE_OPS = {
 def shape_suite(shape):
     X = np.arange(np.prod(shape), dtype=float).reshape(shape) - 3
     bad, count = [], 0
-    for c in layouts(shape):
+    for c in every_kind(shape, numlabs()).values():
         D = codistributed(X, c)
         for name, fn in SHAPE_OPS.items():
             count += 1
@@ -162,7 +139,7 @@ def shape_suite(shape):
 def like_keeps_layout():
     """*_like of every layout kind: the same codistributor, local parts of the same shapes."""
     bad = []
-    for c in layouts((6, 5)):
+    for c in every_kind((6, 5), numlabs()).values():
         D = codistributed(np.ones((6, 5)), c)
         for fn in (np.empty_like, np.zeros_like, np.ones_like, lambda a: np.full_like(a, 2, dtype=np.int8)):
             Z = fn(D)

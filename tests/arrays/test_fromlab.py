@@ -8,14 +8,12 @@ import sys
 import cloudpickle
 import numpy as np
 import pytest
+from support.layouts import every_kind
 
 from spmdlab import (
     SpmdError,
     codistributed,
     codistributor1d,
-    codistributor2dbc,
-    codistributorBlocks,
-    codistributorChunks,
     gather,
     getCodistributor,
     getLocalPart,
@@ -29,28 +27,12 @@ pytestmark = pytest.mark.timeout(240)
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
-def layouts(shape: tuple, n: int) -> dict:
-    out = {
-        "default": None,
-        "rows": codistributor1d(1),
-        "rows-uneven": codistributor1d(1, [shape[0]] + [0] * (n - 1)),
-        "halo": codistributor1d(1, None, shape, halo=1),
-        "blockrow": codistributorBlocks((1,) + (2,) * (len(shape) - 1), "blockrow", shape),
-        "chunks": codistributorChunks({k: [(slice(0, shape[0]),) + (slice(None),) * (len(shape) - 1)]
-                                       for k in range(1, n + 1)}, shape),
-    }
-    if len(shape) == 2:
-        out["2dbc"] = codistributor2dbc(codistributor2dbc.defaultLabGrid(n), 2)
-        out["offgrid"] = codistributorBlocks((2, 3), np.array([[1, min(2, n)], [min(2, n), 1]]), shape)
-    return out
-
-
 def from_lab_case(shape: tuple, holder: int) -> str:
     """Only ``holder`` has X; the others pass None. Every layout, both spellings."""
     n = numlabs()
     X = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape) * 1.5 - 3
     mine = X if labindex() == holder else None
-    for name, c in layouts(shape, n).items():
+    for name, c in every_kind(shape, n).items():
         for D in (codistributed(mine, c, from_lab=holder), codistributed(mine, holder, c)):
             assert D.shape == X.shape and D.dtype == X.dtype, name
             layout = getCodistributor(D)

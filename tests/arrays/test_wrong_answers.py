@@ -15,6 +15,7 @@ import cloudpickle
 import numpy as np
 import pytest
 import scipy.linalg
+from support.layouts import every_kind
 
 import spmdlab.numerics as numerics
 from spmdlab import (
@@ -22,7 +23,6 @@ from spmdlab import (
     codistributor1d,
     codistributor2dbc,
     codistributorBlocks,
-    codistributorChunks,
     distributed,
     gather,
     spmd,
@@ -53,22 +53,6 @@ def same(got, want) -> bool:
         g = gather(g)
     g, w = np.asarray(g), np.asarray(w)
     return g.shape == w.shape and g.dtype.str == w.dtype.str and np.array_equal(g, w, equal_nan=True)
-
-
-def layouts(shape: tuple, n: int) -> dict:
-    """One layout of each kind for an array of ``shape`` on ``n`` labs, by name."""
-    nd = len(shape)
-    out = {"1d": codistributor1d(1, None, shape), "1d-last": codistributor1d(nd, None, shape),
-           "halo": codistributor1d(1, None, shape, halo=1),
-           "blocks": codistributorBlocks((2,) * nd, "cyclicrow", shape)}
-    if nd == 2:
-        out["2dbc"] = codistributor2dbc(None, 1)
-    starts = np.concatenate(([0], np.cumsum(codistributor1d.defaultPartition(shape[0], n))))
-    rest = (slice(None),) * (nd - 1)
-    out["chunks"] = codistributorChunks(
-        {k: [(slice(max(0, int(starts[k - 1]) - 1), min(shape[0], int(starts[k]) + 1)),) + rest]
-         for k in range(1, n + 1)}, shape)
-    return out
 
 
 # --------------------------------------------------------------------------- Cholesky
@@ -150,7 +134,7 @@ def empty_norms_on_labs(pool) -> list:
         bad = []
         for shape in ((0,), (0, 3), (3, 0)):
             X = np.zeros(shape)
-            for name, cd in layouts(shape, 2).items():
+            for name, cd in every_kind(shape, 2).items():
                 for ord in (None, 1, 2, np.inf, -np.inf):
                     if len(shape) == 2 and ord == -np.inf:
                         continue
@@ -169,7 +153,7 @@ def out_on_labs(pool) -> list:
         bad = []
         for shape in ((6,), (6, 5)):
             X = np.arange(np.prod(shape), dtype=np.float64).reshape(shape) + 1
-            for name, cd in layouts(shape, 2).items():
+            for name, cd in every_kind(shape, 2).items():
                 for label, fn, dtype in (("fft", lambda a, out: np.fft.fft(a, out=out), np.complex128),
                                          ("ifft", lambda a, out: np.fft.ifft(a, axis=0, out=out), np.complex128),
                                          ("sqrt", lambda a, out: np.sqrt(a, out=out), np.float64),
@@ -369,7 +353,7 @@ def promotion_on_labs(pool) -> list:
         for shape in ((5,), (4, 3)):
             B = np.arange(np.prod(shape)).reshape(shape) % 2 == 0
             C = (np.arange(np.prod(shape)).reshape(shape) * (1 - 1j)).astype(np.complex64)
-            for name, cd in layouts(shape, 2).items():
+            for name, cd in every_kind(shape, 2).items():
                 for label, fn in (("bool**2 + c64", lambda b, c: b ** 2 + c),
                                   ("c64 + bool**2", lambda b, c: c + b ** 2),
                                   ("bool**3 * c64", lambda b, c: (b ** 3) * c)):
@@ -425,7 +409,7 @@ def matlab_fft_on_labs(pool) -> list:
     with spmd(pool=pool, timeout=120):
         bad = []
         X = np.arange(12.0).reshape(3, 4)
-        for name, cd in layouts((3, 4), 2).items():
+        for name, cd in every_kind((3, 4), 2).items():
             D = codistributed(X, cd)
             for label, got, want in (
                     ("fft dim 3", lambda: numerics.fft(D, None, 3), lambda: X.astype(complex)),
@@ -446,7 +430,7 @@ def test_matlab_fft_names_on_every_layout(pools):
 @pytest.mark.parametrize("dtype", ["bool", ">f8", ">i4", "int8"])
 def test_conj_keeps_dtype_and_byteorder_on_every_layout(dtype):
     X = (np.arange(12).reshape(3, 4) % 3).astype(dtype)
-    for name, cd in layouts(X.shape, 1).items():
+    for name, cd in every_kind(X.shape, 1).items():
         for got in (codistributed(X, cd).conj(), codistributed(X, cd).conjugate()):
             assert got.dtype.str == X.conj().dtype.str, name
             np.testing.assert_array_equal(gather(got), X.conj())
@@ -494,7 +478,7 @@ def test_a_stack_of_matrices_is_unsupported_not_a_wrong_error(fn):
 @pytest.mark.parametrize("shape", [(0, 3), (4, 3)])
 def test_out_casting_errors_are_numpys_on_every_layout(shape):
     X = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
-    for name, cd in layouts(shape, 1).items():
+    for name, cd in every_kind(shape, 1).items():
         for fn, odt in ((np.sqrt, np.int64), (np.negative, np.int64), (np.fft.fft, np.float32)):
             with pytest.raises(Exception) as numpy_error:
                 fn(X, out=np.zeros(shape, odt))
