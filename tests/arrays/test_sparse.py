@@ -256,6 +256,38 @@ def test_s_at_x_moves_only_the_ghost_entries(pools):
     assert sum(r[2] for r in results) > 0
 
 
+def banded_products(k):
+    """On a lab: the 2-D Laplacian of a k x k grid (float32) times real and complex
+    vectors and matrices, and how many rows of the off-diagonal block the product visits."""
+    from spmdlab.arrays.sparse.exchange import ghost_plan
+    T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(k, k))
+    A = sp.csr_array(sp.kron(T, sp.eye(k)) + sp.kron(sp.eye(k), T), dtype=np.float32)
+    n = k * k
+    S = codistributed(A, codistributor1d(1))
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(n) + 1j * rng.standard_normal(n)
+    X = rng.standard_normal((n, 3))
+    got = [gather(S @ codistributed(x)), gather(S @ codistributed(x.real.astype(np.float32))),
+           gather(S @ codistributed(X, codistributor1d(1)))]
+    want = [A @ x, A @ x.real.astype(np.float32), A @ X]
+    ok = [bool(np.allclose(g, w, rtol=1e-5, atol=1e-5)) for g, w in zip(got, want)]
+    plan = ghost_plan(S, np.cumsum([0] + list(S.partition)), "test")
+    rows, _ = plan.compressed(plan.blocks(np.dtype(np.complex128))[1])
+    return ok, None if rows is None else rows.tolist(), int(plan.off.shape[0])
+
+
+def test_the_off_diagonal_block_visits_only_its_rows_with_ghosts(pools):
+    # PETSc's compressed rows: a lab of a banded matrix has ghost entries in its first
+    # and last grid row only, and the product must not pass over the others
+    k = 12
+    results = spmdlab.spmd_run(banded_products, k, pool=pools(3), timeout=120)
+    for lab, (ok, rows, m) in enumerate(results, start=1):
+        assert ok == [True, True, True], (lab, ok)
+        assert m == k * k // 3
+        edges = ([] if lab == 1 else list(range(k))) + ([] if lab == 3 else list(range(m - k, m)))
+        assert rows == edges, (lab, rows)
+
+
 # --------------------------------------------------------------------------- the client
 def test_distributed_sparse_at_the_client(pools):
     pool = pools(3)

@@ -105,6 +105,23 @@ class GhostPlan:
             self._typed[dtype] = found
         return found
 
+    def compressed(self, off: Any) -> tuple[np.ndarray | None, Any]:
+        """PETSc's compressed rows (``MatCheckCompressedRow``) of the off-diagonal block
+        ``off`` (``blocks``'s, of any dtype): ``(rows, block of those rows)`` sharing its
+        entries, the rows being the few with ghost entries; ``(None, off)`` when most rows
+        have some. Skipping the empty rows saves a pass over the whole result vector."""
+        key = ("rows", off.dtype)
+        found = self._typed.get(key)
+        if found is None:
+            rows = np.flatnonzero(np.diff(off.indptr))
+            if 2 * rows.size > off.shape[0]:
+                found = (None, off)
+            else:
+                indptr = np.append(off.indptr[rows], off.indptr[-1]).astype(off.indptr.dtype)
+                found = (rows, sp.csr_array((off.data, off.indices, indptr), shape=(rows.size, off.shape[1])))
+            self._typed[key] = found
+        return found
+
     def buffers(self, dtype: np.dtype, k: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """Contiguous send and ghost buffers for vectors (``k == 0``) or ``k`` columns."""
         key = (dtype, k)

@@ -69,7 +69,13 @@ def matvec_local(S: SparseBase, xloc: np.ndarray, xoff: np.ndarray, what: str,
     requests, sendbuf, ghost = plan.start(x)
     _accumulate(diag, x, y)
     plan.finish(requests, sendbuf, ghost, what)
-    _accumulate(off, ghost, y)
+    rows, block = plan.compressed(off)
+    if rows is None:
+        _accumulate(off, ghost, y)
+    elif rows.size:
+        part = np.zeros((rows.size,) + y.shape[1:], dtype)
+        _accumulate(block, ghost, part)
+        y[rows] += part
     return y
 
 
