@@ -27,10 +27,11 @@ import numpy as np
 
 import spmdlab
 
+from timing import in_turns
+
 
 def on_labs(case: str, repeat: int) -> tuple:
     """Runs on every lab: ``(ours, raw)`` medians in seconds for one row."""
-    import time
 
     from spmdlab import codistributed, codistributor1d, codistributor2dbc, labindex, numlabs
     from spmdlab.lab import comm as _comm
@@ -62,20 +63,8 @@ def on_labs(case: str, repeat: int) -> tuple:
         into = recv if case == "rows reused" else np.empty(sizes[me - 1])
         c.Scatterv([send, (counts, displs), _comm.MPI.DOUBLE] if me == 1 else None, into, 0)
 
-    def timed(f):
-        c.Barrier()
-        t = time.perf_counter()
-        f()
-        c.Barrier()
-        return time.perf_counter() - t
 
-    mine, base = [], []
-    for i in range(repeat + 2):
-        a, b = timed(ours), timed(raw)
-        if i >= 2:
-            mine.append(a)
-            base.append(b)
-    return float(np.median(mine)), float(np.median(base))
+    return in_turns(ours, raw, repeat, c.Barrier, warmup=2)
 
 
 ROWS = [("rows", "4000x4000 by rows", "Scatterv of X"),

@@ -31,10 +31,11 @@ import numpy as np
 
 import spmdlab
 
+from timing import in_turns
+
 
 def on_labs(case: str, repeat: int) -> tuple:
     """Runs on every lab: ``(ours, raw)`` medians in seconds for one row."""
-    import time
 
     from spmdlab import (
         changeMode,
@@ -56,12 +57,6 @@ def on_labs(case: str, repeat: int) -> tuple:
     left = PROC_NULL if left < 0 else left
     right = PROC_NULL if right < 0 else right
 
-    def timed(f):
-        c.Barrier()
-        t = time.perf_counter()
-        f()
-        c.Barrier()
-        return time.perf_counter() - t
 
     if case.startswith("halo"):
         if case == "halo rows":
@@ -115,13 +110,7 @@ def on_labs(case: str, repeat: int) -> tuple:
 
             def raw():
                 c.Allreduce(partial, full)
-    mine, base = [], []
-    for i in range(repeat + 3):
-        a, b = timed(ours), timed(raw)
-        if i >= 3:
-            mine.append(a)
-            base.append(b)
-    return float(np.median(mine)), float(np.median(base))
+    return in_turns(ours, raw, repeat, c.Barrier, warmup=3)
 
 
 ROWS = [("halo rows", "updateHalos, 1 row of 2000 x 2000", "2x Sendrecv"),

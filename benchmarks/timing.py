@@ -1,9 +1,15 @@
-"""The one timing helper the benchmark scripts share."""
+"""The timing helpers the benchmark scripts share: at the client (``median``) and on the
+labs (``in_turns``; this module travels to the labs by value with the functions using it)."""
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 from collections.abc import Callable
+
+import cloudpickle
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
 def median(fn: Callable[[], object], repeat: int, warmup: int = 3) -> float:
@@ -16,3 +22,24 @@ def median(fn: Callable[[], object], repeat: int, warmup: int = 3) -> float:
         fn()
         times.append(time.perf_counter() - t)
     return statistics.median(times)
+
+
+def in_turns(ours: Callable[[], object], raw: Callable[[], object], repeat: int, barrier: Callable[[], object],
+             warmup: int = 2) -> tuple[float, float]:
+    """On a lab: median seconds of ``ours`` and of its baseline ``raw``, called in turns
+    (so both see the same machine), each timed from a barrier to a barrier (the slowest
+    lab's time), after ``warmup`` untimed turns."""
+    def timed(f: Callable[[], object]) -> float:
+        barrier()
+        t = time.perf_counter()
+        f()
+        barrier()
+        return time.perf_counter() - t
+
+    mine, base = [], []
+    for i in range(repeat + warmup):
+        a, b = timed(ours), timed(raw)
+        if i >= warmup:
+            mine.append(a)
+            base.append(b)
+    return statistics.median(mine), statistics.median(base)
