@@ -70,7 +70,7 @@ def on_labs(case: str, path: str, repeat: int, cold: bool, extra: object = None)
 
     import spmdlab
     from spmdlab import codistributed, labBarrier, labindex
-    from spmdlab import comm as _comm
+    from spmdlab.lab import comm as _comm
 
     MPI = _comm.MPI
     times = []

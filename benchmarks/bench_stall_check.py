@@ -6,7 +6,7 @@ a block with ``D.sum()``, with the check and without it, in the same run.
     python benchmarks/bench_stall_check.py --baseline /tmp/base [--rounds 4]
 
 Without ``--baseline``: one pool, each block timed with the check on and off in turns
-(``spmdlab.stall.ENABLED``, the client's switch; the labs' side of the check is one
+(``spmdlab.client.stall.ENABLED``, the client's switch; the labs' side of the check is one
 counter increment in a wait that already had to wait). With ``--baseline``: each round
 starts one fresh pool per checkout (alternating which goes first); ratio this/baseline
 per round and its median.
@@ -55,7 +55,8 @@ def switched(labs: int, repeat: int) -> None:
     import time
 
     import spmdlab
-    from spmdlab import codistributed, spmd, stall
+    from spmdlab import codistributed, spmd
+    from spmdlab.client import stall
 
     with spmdlab.Pool(labs) as pool:
         with spmd(pool=pool):

@@ -178,3 +178,41 @@ def test_labs_in_different_operations_stall_without_a_finished_lab():
     watch = StallWatch({1, 2}, lambda labs: None, 0.0)
     watch.finished_lab(2, "error", 0.1)  # an error: the pool's own handling, no look
     assert not watch.due(10.0)
+
+
+def test_blocks_that_end_together_send_no_stall_message(pools, monkeypatch):
+    # the check costs no message on the normal path: the client asks no lab where it is
+    # for blocks that end within FIRST_LOOK with every lab finishing together
+    from spmdlab.protocol.channel import Channel
+    from spmdlab.protocol.messages import Where
+
+    pool = pools(4)
+    with spmd(pool=pool):
+        D = codistributed.rand(400, 400)
+    asked = []
+    send = Channel.send
+
+    def counting(self, obj, *args, **kwargs):
+        if isinstance(obj, Where):
+            asked.append(obj)
+        return send(self, obj, *args, **kwargs)
+
+    monkeypatch.setattr(Channel, "send", counting)
+    fast = []  # blocks shorter than AFTER_FINISH, which no look can reach
+    for k in range(100):
+        before, t = len(asked), time.monotonic()
+        with spmd(pool=pool):
+            if k >= 50:
+                s = D.sum()
+        if time.monotonic() - t < AFTER_FINISH:
+            fast.append(len(asked) - before)
+    assert len(fast) >= 10, "the machine was too busy for blocks to end together"
+    assert fast == [0] * len(fast)
+    assert float(s[1]) == float(s[4])
+    # and the counting itself works: a block that stalls is asked
+    with pytest.raises(SpmdError):
+        with spmd(pool=pool):
+            if labindex() == 1:
+                labBarrier()
+    assert asked
+    still_works(pool)
