@@ -8,8 +8,9 @@ Each lab's part of the result is one contiguous block along ``d``, and each inpu
 fills one region of it: the input is redistributed straight into that region
 (``transfer.redistribute_into``: the staging window or one ``Alltoallv``, as
 ``redistribute``; or, when every region is a contiguous slab, as for arrays by rows, one
-``Isend``/``Irecv`` per pair of labs that share rows, nothing packed), with the partition
-the region implies:
+``Isend``/``Irecv`` per pair of labs that share rows, nothing packed, the moves of every
+input started before any lab copies its own rows), with the partition the region
+implies:
 
 - joined along ``d``: the result takes the default partition, and input ``i``
   (at offset ``o_i``) gets partition ``|range_p ∩ [o_i, o_i + n_i)|`` on lab ``p``;
