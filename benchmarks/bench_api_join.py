@@ -11,6 +11,14 @@ the labs):
   by hand with mpi4py (``np.empty``, the local copies, ``Sendrecv`` into place).
   Memory per lab: the peak of numpy allocations (tracemalloc) during one concatenate,
   beyond the inputs, against the result's part.
+  Read the rows together: raw ``Sendrecv`` reuses buffers whose pages are mapped, while
+  a concatenate returns new memory (each lab's part of the result, twice the bytes it
+  receives), and the kernel maps and zeroes those pages on first touch; "into a new
+  buffer" and "by hand" pay that too, so they are the floor for any concatenate that
+  returns a new array. Along the distributed axis a block layout (``codistributor1d``)
+  cannot leave every lab's rows in place (lab 1 holds A's first half and B's first half,
+  which are not adjacent in the result): a partition that moved less would leave one lab
+  a quarter of the result.
 - shape functions of a --shape-n float64 matrix (4 columns per row block) by rows, on
   the labs, against numpy on the whole array in one process (the client).
 """

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..layouts.codistributor import codistributor1d
 from ..layouts.regions import take
-from .base import CodistArray, layout_text
+from .base import CodistArray, here, layout_text
 from .collectives import allgather_objects
 from .layout import default_layout, flat_layout, labs_of, local_sel
 from .reshape import nonzero_of
@@ -166,34 +166,45 @@ def _add_mask(k: Any, G: tuple, e: int, adv_dims: list, adv: list, repl: list) -
 
 
 # --------------------------------------------------------------------------- checks
-def _first_bad(a: np.ndarray, size: int) -> int | None:
+def _scan(a: np.ndarray, size: int) -> tuple[bool, int | None]:
+    """``(any negative, the first value out of range or None)`` of index values ``a``
+    for an axis of length ``size``: one min and one max."""
     if a.size == 0:
-        return None
+        return False, None
     lo, hi = int(a.min()), int(a.max())
     if lo >= -size and hi < size:
-        return None
-    return int(a.reshape(-1)[np.flatnonzero((a.reshape(-1) < -size) | (a.reshape(-1) >= size))[0]])
+        return lo < 0, None
+    flat = a.reshape(-1)
+    return lo < 0, int(flat[np.flatnonzero((flat < -size) | (flat >= size))[0]])
 
 
-def check(F: Fancy, pieces: list, n: int, what: str) -> list:
+def _share(a: np.ndarray, lab: int, n: int) -> np.ndarray:
+    """Lab ``lab``'s 1/n of the flat values of ``a`` (C order)."""
+    flat = a.reshape(-1)
+    return flat[flat.size * (lab - 1) // n:flat.size * lab // n]
+
+
+def check(F: Fancy, pieces: list, n: int, what: str, whole: bool = False) -> list:
     """Collective: numpy's ``IndexError`` on every lab if any lab's ``pieces`` (the index
     values each lab uses, one per index array) are out of range, a ``ValueError`` if a
     replicated index array differs between labs. Returns the pieces with negative
-    indices wrapped."""
-    bad = None
-    for d, a in zip(F.adv_dims, pieces):
-        v = _first_bad(a, F.G[d])
-        if v is not None:
-            bad = (d, v)
-            break
+    indices wrapped. ``whole``: every lab holds the same pieces (replicated ones, their
+    sameness checked here, or gathered ones), so each lab range-checks only its 1/n of
+    them and the verdicts travel in the same allgather as the checksum."""
+    lab = here()[0] if whole and n > 1 else 1
+    scans = [_scan(_share(a, lab, n) if whole and n > 1 else a, F.G[d]) for d, a in zip(F.adv_dims, pieces)]
+    negative = [neg for neg, _ in scans]
+    bads = [v for _, v in scans]
     if n > 1:
-        records = allgather_objects((_crc([a for a, r in zip(F.adv, F.replicated) if r]), bad), what)
+        records = allgather_objects((_crc([a for a, r in zip(F.adv, F.replicated) if r]), bads, negative), what)
         _same(records, what)
-        bad = next((r[1] for r in records if r[1] is not None), None)
+        bads = [next((r[1][i] for r in records if r[1][i] is not None), None) for i in range(len(pieces))]
+        if whole:
+            negative = [any(r[2][i] for r in records) for i in range(len(pieces))]
+    bad = next(((d, v) for d, v in zip(F.adv_dims, bads) if v is not None), None)
     if bad is not None:
         raise IndexError(f"index {bad[1]} is out of bounds for axis {bad[0]} with size {F.G[bad[0]]}")
-    return [np.where(a < 0, a + F.G[d], a) if a.size and a.min() < 0 else a
-            for d, a in zip(F.adv_dims, pieces)]
+    return [np.where(a < 0, a + F.G[d], a) if neg else a for d, a, neg in zip(F.adv_dims, pieces, negative)]
 
 
 _WEIGHTS = (np.arange(1 << 16, dtype=np.uint64) * np.uint64(2654435761) + np.uint64(1)) | np.uint64(1)
@@ -353,17 +364,17 @@ def fancy_get(D: CodistArray, key: Any) -> CodistArray:
     G = tuple(D.shape)
     F = parse(key, G, what, D._codist)
     if n == 1:
-        arrays = check(F, whole_arrays(F), n, what)
+        arrays = check(F, whole_arrays(F), n, what, whole=True)
         key1 = numpy_key(F, arrays)
         return type(D)._from_local(np.ascontiguousarray(D._local[key1]), default_layout(F.R, 1))
     if keeps(D, F):
-        arrays = check(F, whole_arrays(F), n, what)
+        arrays = check(F, whole_arrays(F), n, what, whole=True)
         lkey, counts = local_key(D, F, arrays, lab, n)
         local = np.ascontiguousarray(D._local[lkey])
         return type(D)._from_local(local, codistributor1d(F.rdim[dist_dim(D._codist)] + 1, counts, F.R))
     if len(G) == 1 and len(F.B) == 1 and F.replicated[0] and isinstance(D._codist, codistributor1d):
         layout = default_layout(F.R, n)  # D[idx] of a vector: the owners find their requests
-        idx = check(F, [F.adv[0]], n, what)[0]
+        idx = check(F, [F.adv[0]], n, what, whole=True)[0]
         c: Any = D._codist
         part = np.concatenate((np.zeros(1, np.int64), np.cumsum(c.Partition))).astype(np.int64)
         rpart = np.concatenate((np.zeros(1, np.int64), np.cumsum(cast(Any, layout).Partition))).astype(np.int64)

@@ -66,7 +66,7 @@ def fancy_set(D: CodistArray, key: Any, value: Any) -> None:
     dtype = D._local.dtype
     _probe(np.zeros(1, v.dtype) if isinstance(v, CodistArray) else value, dtype)
     if n == 1 or keeps(D, F):
-        arrays = check(F, whole_arrays(F), n, what)
+        arrays = check(F, whole_arrays(F), n, what, whole=True)
         if n == 1:
             lkey, counts = numpy_key(F, arrays), [F.R[0]]
             layout = None

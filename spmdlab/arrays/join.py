@@ -8,8 +8,9 @@ Each lab's part of the result is one contiguous block along ``d``, and each inpu
 fills one region of it: the input is redistributed straight into that region
 (``transfer.redistribute_into``: the staging window or one ``Alltoallv``, as
 ``redistribute``; or, when every region is a contiguous slab, as for arrays by rows, one
-``Isend``/``Irecv`` per pair of labs that share rows, nothing packed), with the partition
-the region implies:
+``Isend``/``Irecv`` per pair of labs that share rows, nothing packed, the moves of every
+input started before any lab copies its own rows), with the partition the region
+implies:
 
 - joined along ``d``: the result takes the default partition, and input ``i``
   (at offset ``o_i``) gets partition ``|range_p ∩ [o_i, o_i + n_i)|`` on lab ``p``;
@@ -67,37 +68,60 @@ def numpy_check(fn: Any, arrays: list, **kw: Any) -> np.dtype:
         raise
 
 
-def _move_slabs(a: CodistArray, part: list, view: np.ndarray, d: int, what: str) -> bool:
-    """``redistribute_into`` for an input 1d along the joined dimension ``d`` when every
-    region is one contiguous slab (the dimensions before ``d`` have length 1): each slab
-    goes straight from its lab's part into the receiving lab's result with one
-    ``Isend``/``Irecv`` pair, nothing packed (as ``updateHalos``). False (nothing done)
-    otherwise."""
+def _slab_ready(a: Any, d: int) -> bool:
+    """True when input ``a`` is 1d along the joined dimension ``d`` and every region of it
+    is one contiguous slab (the dimensions before ``d`` have length 1): the same answer
+    on every lab."""
     c: Any = a._codist
-    if not is1d(c) or c.Dimension - 1 != d or math.prod(a.shape[:d]) != 1:  # the same answer on every lab
-        return False
-    local = np.ascontiguousarray(a._local)  # a transposed part: copied, never a different path
-    lab, n = here()
-    me = lab - 1
-    sb, tb = bounds(c.Partition), bounds(part)
-    lead = (slice(None),) * d
-    mpi = comm.private_comm(what)
-    BYTE = comm.MPI.BYTE
-    requests = []
-    for p in range(n):  # receives first, then sends
-        lo, hi = max(sb[p], tb[me]), min(sb[p + 1], tb[me + 1])
-        if hi > lo and p != me:
-            requests.append(mpi.Irecv([view[lead + (slice(lo - tb[me], hi - tb[me]),)], BYTE], p, _TAG))
-    for q in range(n):
-        lo, hi = max(sb[me], tb[q]), min(sb[me + 1], tb[q + 1])
-        if hi > lo:
-            src = local[lead + (slice(lo - sb[me], hi - sb[me]),)]
-            if q == me:
-                np.copyto(view[lead + (slice(lo - tb[me], hi - tb[me]),)], src)
-            else:
-                requests.append(mpi.Isend([src, BYTE], q, _TAG))
-    comm.wait_every(requests, what, keep=(local, view))
-    return True
+    return bool(is1d(c) and c.Dimension - 1 == d and math.prod(a.shape[:d]) == 1)
+
+
+class _Slabs:
+    """``redistribute_into`` for inputs that are all ``_slab_ready``: each slab goes
+    straight from its lab's part into the receiving lab's result with one
+    ``Isend``/``Irecv`` pair, nothing packed (as ``updateHalos``). The moves of EVERY
+    input start first (receives, then sends), then each lab makes its own copies while
+    they run, and one wait ends them all, so no lab idles while another copies."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.mpi = comm.private_comm(what)
+        self.requests: list = []
+        self.copies: list = []
+        self.keep: list = []
+
+    def start(self, a: CodistArray, part: list, view: np.ndarray, d: int) -> None:
+        c: Any = a._codist
+        local = np.ascontiguousarray(a._local)  # a transposed part: copied, never a different path
+        lab, n = here()
+        me = lab - 1
+        sb, tb = bounds(c.Partition), bounds(part)
+        lead = (slice(None),) * d
+        BYTE = comm.MPI.BYTE
+        self.keep += [local, view]
+        for p in range(n):
+            lo, hi = max(sb[p], tb[me]), min(sb[p + 1], tb[me + 1])
+            if hi > lo and p != me:
+                self.requests.append(self.mpi.Irecv([view[lead + (slice(lo - tb[me], hi - tb[me]),)], BYTE], p, _TAG))
+        for q in range(n):
+            lo, hi = max(sb[me], tb[q]), min(sb[me + 1], tb[q + 1])
+            if hi > lo:
+                src = local[lead + (slice(lo - sb[me], hi - sb[me]),)]
+                if q == me:
+                    self.copies.append((view[lead + (slice(lo - tb[me], hi - tb[me]),)], src))
+                else:
+                    self.requests.append(self.mpi.Isend([src, BYTE], q, _TAG))
+
+    def finish(self) -> None:
+        for dst, src in self.copies:
+            np.copyto(dst, src)
+        comm.wait_every(self.requests, self.what, keep=tuple(self.keep))
+
+    def abandon(self) -> None:
+        """On an error before ``finish``: the started moves are kept, with their buffers,
+        until they complete."""
+        for r in self.requests:
+            comm.abandon(r, tuple(self.keep))
 
 
 def _as_input(x: Any) -> Any:
@@ -131,6 +155,26 @@ def concat(arrays: Sequence, axis: Any = 0, dtype: Any = None, casting: str = "s
         d = 1 - axis
         out_codist = codistributor1d(d + 1).complete(S, n)
     out = np.empty(out_codist.localShape(lab, n), dtype=rtype)
+    slabs = _Slabs(what) if n > 1 and all(_slab_ready(a, d) for a in arrays if _is_codist(a)) else None
+    try:
+        _fill(out, arrays, (axis, d, S), out_codist, rtype, slabs, what)
+        if slabs is not None:
+            slabs.finish()
+    except BaseException:
+        if slabs is not None:
+            slabs.abandon()
+        raise
+    result = type(like)._from_local(out, out_codist)
+    return redistribute(result, back) if back is not None else result
+
+
+def _fill(out: np.ndarray, arrays: list, dims: tuple, out_codist: Any, rtype: np.dtype, slabs: Any,
+          what: str) -> None:
+    """Each input into its region of this lab's part ``out`` of the result (shape ``S``,
+    joined along ``axis``, 1d along ``d``; ``dims = (axis, d, S)``); moves by ``slabs``
+    are only started."""
+    axis, d, S = dims
+    lab, n = here()
     starts = bounds(out_codist.Partition)
     offset = 0
     for a in arrays:
@@ -148,13 +192,13 @@ def concat(arrays: Sequence, axis: Any = 0, dtype: Any = None, casting: str = "s
         if _is_codist(a):
             if a.size:
                 src = a if a.dtype == rtype else a.astype(rtype)
-                if n == 1 or not _move_slabs(src, part, view, d, what):
+                if slabs is not None:
+                    slabs.start(src, part, view, d)
+                else:
                     redistribute_into(src, target, view, what)
         elif view.size:
             np.copyto(view, a[local_sel(target, lab, n)], casting="unsafe")
         offset += k
-    result = type(like)._from_local(out, out_codist)
-    return redistribute(result, back) if back is not None else result
 
 
 def expand(a: Any, axis: int) -> Any:

@@ -29,9 +29,11 @@ from ..layouts.codistributor import Codistributor, codistributor1d
 from .base import here
 from .collectives import allgather, as_bytes
 
-__all__ = ["owners_offsets", "Schedule", "pull", "pull_replicated", "push", "local_take", "local_put"]
+__all__ = ["owners_offsets", "Schedule", "alltoallv", "pull", "pull_replicated", "push", "local_take", "local_put",
+           "take_clipped"]
 
 _SMALL_POOL = 16  # up to this many labs, requests are grouped by one pass per owner, not a sort
+_NONE = np.empty(0, dtype=np.intp)
 
 
 def owners_offsets(codist: Codistributor, G: tuple, coords: list, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -111,11 +113,11 @@ class Schedule:
     (grouped by owner, each group in the order of the requests), and the counts every lab
     sends every other (one allgather)."""
 
-    def __init__(self, owner: np.ndarray, n: int, what: str) -> None:
+    def __init__(self, owner: np.ndarray, n: int, what: str, own: bool = True) -> None:
         lab, _ = here()
         self.n, self.lab, self.what = n, lab, what
-        if n <= _SMALL_POOL:
-            self.groups = [np.flatnonzero(owner == q) for q in range(n)]
+        if n <= _SMALL_POOL:  # one pass per owner (int8 compares), skipping this lab's own unless asked
+            self.groups = [np.flatnonzero(owner == q) if own or q != lab - 1 else _NONE for q in range(n)]
             counts = np.array([g.size for g in self.groups], dtype=np.int64)
         else:
             order = np.argsort(owner, kind="stable")
@@ -155,39 +157,68 @@ class Schedule:
         backward returns served values to the labs that asked."""
         s, r = (self.scounts, self.rcounts) if forward else (self.rcounts, self.scounts)
         recv = np.empty(int(r.sum()), dtype=send.dtype)
-        if self.n == 1:
-            return recv  # (every lab calls the collective, even with nothing to move)
-        item = send.dtype.itemsize
-        sc, rc = s * item, r * item
-        sd = np.concatenate(([0], np.cumsum(sc)[:-1])).astype(np.int64)
-        rd = np.concatenate(([0], np.cumsum(rc)[:-1])).astype(np.int64)
-        sbuf, rbuf = as_bytes(send), as_bytes(recv)
-        if rbuf.size == 0:
-            rbuf = np.empty(0, dtype=np.uint8)
-        MPI = comm.MPI
-        req = comm.block().Ialltoallv([sbuf, (sc, sd), MPI.BYTE], [rbuf, (rc, rd), MPI.BYTE])
-        comm.wait(req, self.what, keep=(sbuf, rbuf, sc, sd, rc, rd, send, recv))
+        if self.n > 1:  # (every lab calls the collective, even with nothing to move)
+            alltoallv(send, s, recv, r, self.what)
         return recv
+
+
+def alltoallv(send: np.ndarray, scounts: np.ndarray, recv: np.ndarray, rcounts: np.ndarray, what: str) -> None:
+    """ONE ``Alltoallv`` of buffers (no pickling): ``scounts[q]`` elements of ``send`` (in
+    lab order) to lab q, ``rcounts[p]`` from lab p into ``recv`` (in lab order); nonblocking
+    and waited for interruptibly, so a lab that fails elsewhere aborts it."""
+    item = send.dtype.itemsize
+    sc, rc = np.asarray(scounts, np.int64) * item, np.asarray(rcounts, np.int64) * item
+    sd = np.concatenate(([0], np.cumsum(sc)[:-1])).astype(np.int64)
+    rd = np.concatenate(([0], np.cumsum(rc)[:-1])).astype(np.int64)
+    sbuf = as_bytes(send) if send.size else np.empty(0, dtype=np.uint8)
+    rbuf = as_bytes(recv) if recv.size else np.empty(0, dtype=np.uint8)
+    BYTE = comm.MPI.BYTE
+    req = comm.block().Ialltoallv([sbuf, (sc, sd), BYTE], [rbuf, (rc, rd), BYTE])
+    comm.wait(req, what, keep=(sbuf, rbuf, sc, sd, rc, rd, send, recv))
 
 
 def pull(local: np.ndarray, owner: np.ndarray, off: np.ndarray, shift: np.ndarray, n: int, what: str) -> np.ndarray:
     """The elements ``(owner, off, shift)`` (from ``owners_offsets``) of the array whose
-    local part on this lab is ``local``, in the order asked: the executor of ``D[idx]``."""
+    local part on this lab is ``local``, in the order asked: the executor of ``D[idx]``.
+
+    This lab's own requests are read with ONE clipped ``take`` over all of them (the
+    positions other labs own read some element of this part and are overwritten by the
+    values that come back), so they need no grouping, no gather and no scatter; the
+    others' requests go to their owners grouped by owner (one Alltoallv of positions,
+    one of values back)."""
     if n == 1:
         return local_take(local, off - shift[0] if shift[0] else off)
-    s = Schedule(owner, n, what)
-    own, served = s.requests(off, shift)
-    back = s.exchange(local_take(local, served), forward=False)
-    out = np.empty(off.size, dtype=local.dtype)
-    mine = s.groups[s.lab - 1]
-    if mine.size:
-        out[mine] = local_take(local, own)
-    pos = 0
-    for q, g in enumerate(s.groups):
-        if q != s.lab - 1 and g.size:
-            out[g] = back[pos:pos + g.size]
-            pos += g.size
+    me = here()[0] - 1
+    clipped = local.flags.c_contiguous or local.size == 0
+    s = Schedule(owner, n, what, own=not clipped)
+    asked = s.exchange(s.outgoing(off, shift), forward=True)
+    back = s.exchange(local_take(local, asked), forward=False)
+    if clipped:
+        out = take_clipped(local, off, int(shift[me]))
+    else:
+        out = np.empty(off.size, dtype=local.dtype)
+        mine = s.groups[me]
+        out[mine] = local_take(local, off[mine] - shift[me] if shift[me] else off[mine])
+    _place(out, s.groups, back, me)
     return out
+
+
+def take_clipped(local: np.ndarray, off: np.ndarray, lo: int) -> np.ndarray:
+    """``local.flat[off - lo]`` where that is inside the (C-contiguous) part, some element
+    of it elsewhere: numpy's ``take(mode='clip')``, one pass and no bounds error."""
+    if local.size == 0:
+        return np.empty(off.size, dtype=local.dtype)
+    return np.take(local.reshape(-1), off - lo if lo else off, mode="clip")
+
+
+def _place(out: np.ndarray, groups: list, values: np.ndarray, me: int) -> None:
+    """``out[groups[q]] = `` the values from lab q (``values`` in lab order, this lab's
+    own group skipped)."""
+    pos = 0
+    for q, g in enumerate(groups):
+        if q != me and g.size:
+            out[g] = values[pos:pos + g.size]
+            pos += g.size
 
 
 def push(local: np.ndarray, owner: np.ndarray, off: np.ndarray, shift: np.ndarray, values: np.ndarray, n: int,
@@ -214,38 +245,51 @@ def push(local: np.ndarray, owner: np.ndarray, off: np.ndarray, shift: np.ndarra
 
 def pull_replicated(local: np.ndarray, bounds: np.ndarray, idx: np.ndarray, rbounds: np.ndarray, n: int,
                     what: str) -> np.ndarray:
-    """``D[idx]`` for a 1-D D (lab q holds ``bounds[q-1]:bounds[q]``) and a replicated,
-    checked, non-negative 1-D ``idx``, the result by ``rbounds``: the inspector runs on
-    the owners (every lab has every request, so no request travels): each lab finds the
-    requests it owns, in index order, hence already grouped by the lab that asked, and
-    ONE Alltoallv returns the values."""
-    lab, _ = here()
-    lo, hi = int(bounds[lab - 1]), int(bounds[lab])
-    pos = np.flatnonzero((idx >= lo) & (idx < hi))
-    vals = np.take(local, idx[pos] - lo if lo else idx[pos])
-    splits = np.searchsorted(pos, rbounds).astype(np.int64)
-    scounts = np.diff(splits)
-    a, b = int(rbounds[lab - 1]), int(rbounds[lab])
-    owner = _owner_1d(idx[a:b], bounds, n)
-    groups = [np.flatnonzero(owner == q) for q in range(n)]
+    """``D[idx]`` for a 1-D D (lab q holds ``bounds[q]:bounds[q+1]``) and a replicated,
+    checked, non-negative 1-D ``idx``, the result by ``rbounds``: an inspector without
+    communication (every lab has every request, so each works out both what it serves
+    and where what it receives goes) and ONE Alltoallv of values.
+
+    Lab q's result is ``idx[rbounds[q]:rbounds[q+1]]`` read from D. It reads those it owns
+    with one clipped ``take``; for every other lab p it finds, with a range compare, the
+    requests in p's slice that it owns (in p's order: they are grouped by asker already)
+    and sends their values; what it receives from lab r goes to the positions of its own
+    slice inside r's range. No position travels, no sort, no count exchange."""
+    me = here()[0] - 1
+    a, b = int(rbounds[me]), int(rbounds[me + 1])
+    lo = int(bounds[me])
+    mine = idx[a:b]
+    out = take_clipped(local, mine, lo)
+    served = [_inside(idx[int(rbounds[p]):int(rbounds[p + 1])], bounds, me) if p != me else _NONE
+              for p in range(n)]
+    scounts = np.array([x.size for x in served], dtype=np.int64)
+    send = np.empty(int(scounts.sum()), dtype=local.dtype)
+    pos = 0
+    for p, x in enumerate(served):
+        if x.size:
+            at = np.take(idx[int(rbounds[p]):], x)
+            if lo:
+                at -= lo
+            np.take(local, at, out=send[pos:pos + x.size])
+            pos += x.size
+    groups = [_inside(mine, bounds, q) if q != me else _NONE for q in range(n)]
     rcounts = np.array([g.size for g in groups], dtype=np.int64)
-    out = np.empty(b - a, dtype=local.dtype)
-    out[groups[lab - 1]] = vals[splits[lab - 1]:splits[lab]]
-    scounts[lab - 1] = 0
-    rcounts[lab - 1] = 0
-    item = vals.dtype.itemsize
     recv = np.empty(int(rcounts.sum()), dtype=local.dtype)
-    sc, rc = scounts * item, rcounts * item
-    sd = splits[:-1] * item
-    rd = np.concatenate(([0], np.cumsum(rc)[:-1])).astype(np.int64)
-    sbuf = as_bytes(vals) if vals.size else np.empty(0, dtype=np.uint8)
-    rbuf = as_bytes(recv) if recv.size else np.empty(0, dtype=np.uint8)
-    MPI = comm.MPI
-    req = comm.block().Ialltoallv([sbuf, (sc, sd), MPI.BYTE], [rbuf, (rc, rd), MPI.BYTE])
-    comm.wait(req, what, keep=(sbuf, rbuf, sc, sd, rc, rd, vals, recv))
-    p = 0
-    for q, g in enumerate(groups):
-        if q != lab - 1 and g.size:
-            out[g] = recv[p:p + g.size]
-            p += g.size
+    alltoallv(send, scounts, recv, rcounts, what)
+    _place(out, groups, recv, me)
     return out
+
+
+def _inside(x: np.ndarray, bounds: np.ndarray, q: int) -> np.ndarray:
+    """The positions of ``x`` inside lab q's range ``bounds[q]:bounds[q+1]`` (one compare
+    for the first and the last lab)."""
+    lo, hi = int(bounds[q]), int(bounds[q + 1])
+    if hi <= lo or x.size == 0:
+        return _NONE
+    if q == 0:
+        return np.flatnonzero(x < hi)
+    if q == bounds.size - 2:
+        return np.flatnonzero(x >= lo)
+    m = x >= lo
+    m &= x < hi
+    return np.flatnonzero(m)

@@ -274,6 +274,64 @@ def test_take_flatnonzero_argwhere_find(pools):
         assert count[1] > 100
 
 
+def check_fast_paths(n):
+    """The executor's fast paths against numpy on longer vectors: a replicated index (no
+    position travels; each lab reads its own requests with one clipped take), a
+    codistributed one (own requests by the clipped take, the others' by owner), and
+    Fortran-ordered local parts (a transpose's), which take the grouped path instead."""
+    from spmdlab import codistributed, codistributor1d, gather
+    bad = []
+    rng = np.random.default_rng(n)
+    m = 1000
+    X = rng.standard_normal(m)
+    edge = [0] * n
+    edge[-1] = m  # every lab but the last holds nothing
+    middle = codistributor1d.defaultPartition(m, n)
+    if n > 2:
+        middle[0] += middle[1]
+        middle[1] = 0  # a lab holding nothing between two that hold something
+    keys = [rng.integers(-m, m, size=3 * m), rng.integers(0, 10, size=50), rng.integers(m - 10, m, size=50),
+            np.array([-m, m - 1, -1, 0, 0]), np.zeros(0, dtype=np.int64), np.arange(m)[::-1].copy()]
+    for part in (None, edge, middle):
+        D = codistributed(X, codistributor1d(1, part, (m,)) if part else codistributor1d(1))
+        for i, idx in enumerate(keys):
+            for form, key in (("replicated", idx), ("codistributed", codistributed(idx))):
+                g = gather(D[key])
+                if g.shape != X[idx].shape or not np.array_equal(g, X[idx]):
+                    bad.append(f"partition {part} key {i} {form}")
+    Y = rng.standard_normal((40, 30))
+    T = codistributed(np.ascontiguousarray(Y.T)).T  # local parts are Fortran-ordered views
+    rows, cols = rng.integers(-40, 40, size=200), rng.integers(-30, 30, size=200)
+    for label, got, want in (("T[rows, cols]", T[rows, cols], Y[rows, cols]),
+                             ("T[C(rows), C(cols)]", T[codistributed(rows), codistributed(cols)], Y[rows, cols]),
+                             ("T[rows]", T[rows], Y[rows])):
+        if not np.array_equal(gather(got), want):
+            bad.append(label)
+    return bad
+
+
+def test_fast_paths_of_the_executor_agree_with_numpy(pools):
+    for n in (2, 3):
+        with spmd(pool=pools(n), timeout=300):
+            bad = check_fast_paths(n)
+        assert bad[1] == [], f"{n} labs: {bad[1]}"
+
+
+def test_an_index_out_of_range_in_a_later_labs_share_is_found_first_in_c_order(pools):
+    """Each lab range-checks only its share of a replicated index; the error still names
+    the first bad index in C order, as numpy does, on every lab."""
+    from spmdlab import SpmdError
+    pool = pools(3)
+    for idx, want in (([0, 1, 2, 3, 4, 45], 45), ([50, 1, 2, 3, 4, 45], 50), ([0, 1, 2, 3, -41, 45], -41)):
+        with pytest.raises(SpmdError) as info:
+            with spmd(pool=pool, timeout=120):
+                from spmdlab import codistributed
+                r = codistributed(np.arange(40.0))[idx]
+        text = str(info.value)
+        assert text.startswith("Error detected on labs 1-3"), text
+        assert f"index {want} is out of bounds for axis 0 with size 40" in text, text
+
+
 # --------------------------------------------------------------------------- errors
 @pytest.mark.parametrize("form", ["get", "set", "codist index", "take"])
 def test_index_out_of_range_is_numpys_error_on_every_lab(pools, form):
