@@ -20,6 +20,7 @@ third has finished.
 from __future__ import annotations
 
 import selectors
+import time
 from collections.abc import Callable
 
 from ..errors import labs_verb, where_lines
@@ -92,7 +93,13 @@ class StallWatch:
         """A lab's answer; the verdict is reached once the answers of a look are all in."""
         if msg.lab not in self.busy or self.verdict is not None:
             return
-        self._answers[msg.lab] = msg
+        if msg.done:  # finished, its reply still on its way (the tree fan-out gathers it)
+            self.finished_lab(msg.lab, "done", time.monotonic())
+            self._answers.pop(msg.lab, None)
+            if not self.busy:
+                return
+        else:
+            self._answers[msg.lab] = msg
         if set(self._answers) != self.busy:
             return
         snapshot = {lab: (a.what, a.at, a.seq) for lab, a in self._answers.items()}

@@ -18,8 +18,8 @@ import struct
 import threading
 from typing import Any
 
-__all__ = ["ChannelClosed", "Undecodable", "dumps", "Channel", "server_handshake", "split_address", "join_address",
-           "connect"]
+__all__ = ["ChannelClosed", "Undecodable", "dumps", "loads", "Channel", "server_handshake", "split_address",
+           "join_address", "connect"]
 
 _HEAD = struct.Struct("!QIQ")
 _CHALLENGE = 32
@@ -53,6 +53,26 @@ def dumps(obj: Any, user: bool = False, epoch: int = 0) -> list:
     raws = [b.raw() for b in buffers]
     head = _HEAD.pack(len(payload), len(raws), epoch) + b"".join(struct.pack("!Q", r.nbytes) for r in raws)
     return [head, payload, *raws]
+
+
+def loads(data: bytes | bytearray | memoryview) -> Any:
+    """The message of one frame held whole in ``data`` (``b"".join(dumps(...))``, as the
+    tree fan-out broadcasts it); ``Undecodable`` as ``Channel.recv``."""
+    view = memoryview(data)
+    length, nbuf, epoch = _HEAD.unpack_from(view, 0)
+    at = _HEAD.size
+    sizes = struct.unpack_from(f"!{nbuf}Q", view, at) if nbuf else ()
+    at += 8 * nbuf
+    payload = view[at:at + length]
+    at += length
+    buffers = []
+    for size in sizes:
+        buffers.append(bytearray(view[at:at + size]))  # writable, as a received buffer
+        at += size
+    try:
+        return pickle.loads(payload, buffers=buffers)
+    except Exception as exc:
+        raise Undecodable(epoch, exc) from None
 
 
 class Channel:

@@ -16,17 +16,31 @@ Messages are the frozen dataclasses below:
   lab -> client (ctrl): :class:`Waiting`, the answer to :class:`Where`.
 - lab -> client (main): :class:`Output`, and one :class:`Reply` per request.
 - lab/shim -> client at start-up: :class:`Hello`; shim -> client (watch): :class:`Exit`.
+- the tree fan-out (``SPMDLAB_TREE``): client -> lab 1 (main): :class:`Fanout`, a request
+  lab 1 broadcasts to every lab over MPI; lab 1 -> client (main): :class:`Gathered`, the
+  replies of every lab, gathered over MPI (a lab whose reply does not fit sends it itself).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .channel import Channel, ChannelClosed, Undecodable, connect, dumps, join_address, server_handshake, split_address
+from .channel import (
+    Channel,
+    ChannelClosed,
+    Undecodable,
+    connect,
+    dumps,
+    join_address,
+    loads,
+    server_handshake,
+    split_address,
+)
 
 __all__ = ["ChannelClosed", "Undecodable", "Summary", "Done", "ReplyKind", "Reply", "Output", "Get", "Set", "Call",
            "Shutdown", "Abort", "Where", "Waiting", "Hello", "Exit", "Input", "Block", "Exec", "Request", "stamp",
-           "needs_user_pickle", "needs_cloudpickle", "dumps", "Channel", "server_handshake", "split_address",
+           "needs_user_pickle", "needs_cloudpickle", "dumps", "loads", "Channel", "Fanout", "Gathered",
+           "server_handshake", "split_address",
            "join_address", "connect"]
 
 # ---- messages --------------------------------------------------------------------------
@@ -138,6 +152,7 @@ class Waiting:
     what: str
     at: str
     seq: int
+    done: bool = False  # the lab finished the block of ``epoch`` (its reply may be on its way)
 
 
 @dataclass(frozen=True)
@@ -206,6 +221,27 @@ class Exec:
     @property
     def epoch(self) -> int:
         return self.block.epoch
+
+
+@dataclass(frozen=True)
+class Fanout:
+    """A request for every lab, sent to lab 1 alone: ``data`` is the request's whole frame
+    (``b"".join(dumps(...))``), which lab 1 broadcasts to the labs over MPI."""
+
+    epoch: int
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """Lab 1's one answer for every lab to a :class:`Fanout` of ``epoch``: ``codes[k]`` is
+    lab k+1's (``tree.PLAIN``: done, nothing stored; ``tree.PACKED``: done, its
+    :class:`Done` packed in ``packed[lab]``; ``tree.DIRECT``: the lab sent its reply
+    itself, on its own connection)."""
+
+    epoch: int
+    codes: bytes
+    packed: dict[int, bytes] = field(default_factory=dict)
 
 
 Request = Exec | Get | Set | Call | Shutdown
