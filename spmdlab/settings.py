@@ -13,7 +13,7 @@
 | ``SPMDLAB_AUTOTHREAD_TARG`` | threads each lab splits a large elementwise operation, ufunc, reduction, BLAS or FFT call over (PDL's ``PDL_AUTOPTHREAD_TARG``; ``parpool(n, threads=t)``) | ``max(1, cores // labs on this machine)``: labs × threads never exceed the cores |
 | ``SPMDLAB_AUTOTHREAD_SIZE`` | local parts below this many mega-elements (10⁶) use one thread (PDL's ``PDL_AUTOPTHREAD_SIZE``) | 1 |
 | ``SPMDLAB_DISTRIBUTE_SIZE`` | a ``distributed`` array of fewer elements built at the client (without a codistributor) stays whole on lab 1; 0 spreads every array | 1000000 |
-| ``SPMDLAB_TREE`` | ``1``: blocks reach the labs through lab 1 and MPI's collectives (broadcast of the request, gather of the replies), so the client's work per block does not grow with the pool (``parpool(n, tree=...)``); ``0``: the client sends to and hears from every lab itself | ``1`` |
+| ``SPMDLAB_TREE`` | ``1``: blocks reach the labs through lab 1 and MPI's collectives (broadcast of the request, gather of the replies), so the client's work per block does not grow with the pool (``parpool(n, tree=...)``); ``0``: the client sends to and hears from every lab itself (measured faster on a machine with more labs than cores, docs/design.md §10b) | ``0`` |
 | ``SPMDLAB_STAGING_MB`` | largest local part (MB) ``redistribute`` moves through memory the labs of one machine share; the buffer is kept for reuse, 0 turns it off | 64 |
 """
 from __future__ import annotations
@@ -75,7 +75,7 @@ class Settings:
     autothread_targ: int | None = None
     autothread_size: float = 1.0
     distribute_size: float = 1e6
-    tree: bool = True
+    tree: bool = False
 
     def __post_init__(self) -> None:
         if not self.staging_mb >= 0:

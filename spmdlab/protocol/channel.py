@@ -19,10 +19,24 @@ import threading
 from typing import Any
 
 __all__ = ["ChannelClosed", "Undecodable", "dumps", "loads", "Channel", "server_handshake", "split_address",
-           "join_address", "connect"]
+           "join_address", "connect", "use_codec"]
 
 _HEAD = struct.Struct("!QIQ")
 _CHALLENGE = 32
+
+
+def _same(obj: Any) -> Any:
+    return obj
+
+
+# How messages become plain values on the wire and back (messages.py sets it: its
+# dataclasses travel as tuples, without pickle's class lookups)
+_codec: list = [_same, _same]
+
+
+def use_codec(encode: Any, decode: Any) -> None:
+    """Set how a message becomes what is pickled (``encode``) and back (``decode``)."""
+    _codec[:] = [encode, decode]
 
 
 class ChannelClosed(EOFError):
@@ -44,6 +58,7 @@ def dumps(obj: Any, user: bool = False, epoch: int = 0) -> list:
     ``user=True`` uses cloudpickle, so functions and classes defined at the client travel.
     """
     buffers: list[pickle.PickleBuffer] = []
+    obj = _codec[0](obj)
     if user:
         from . import shipping  # cloudpickle: not needed by the shim, which imports this module too
 
@@ -70,7 +85,7 @@ def loads(data: bytes | bytearray | memoryview) -> Any:
         buffers.append(bytearray(view[at:at + size]))  # writable, as a received buffer
         at += size
     try:
-        return pickle.loads(payload, buffers=buffers)
+        return _codec[1](pickle.loads(payload, buffers=buffers))
     except Exception as exc:
         raise Undecodable(epoch, exc) from None
 
@@ -138,7 +153,7 @@ class Channel:
         payload = self.read_exact(length)
         buffers = [self.read_exact(size) for size in sizes]
         try:
-            return pickle.loads(payload, buffers=buffers)
+            return _codec[1](pickle.loads(payload, buffers=buffers))
         except Exception as exc:
             raise Undecodable(epoch, exc) from None
 
