@@ -112,6 +112,7 @@ class Pool:
         self._frees: list[int] = []
         self._renew_comm = False
         self._owing: dict[int, int] = {}  # lab -> epoch of the request it has not answered
+        self._fanned = 0  # the epoch of the last request sent through the tree
         self._owing_why = ""
         self._start()
         _live_pools.add(self)
@@ -147,7 +148,7 @@ class Pool:
         launch.close_listener(listener, folder)  # nothing of the pool stays in TMPDIR
         # One selector for the pool's life: a wait costs no system call per lab (a lab's
         # connection is read only when it has something to say)
-        self._sel = selectors.DefaultSelector()
+        self._sel: selectors.BaseSelector | None = selectors.DefaultSelector()
         self._lab_of = {chan: lab for lab, chan in self.main.items()}
         for chan in self.main.values():
             self._sel.register(chan.sock, selectors.EVENT_READ, chan)
@@ -198,8 +199,9 @@ class Pool:
         for stream in (proc.stdout, proc.stderr):
             if stream:
                 stream.close()
-        if getattr(self, "_sel", None) is not None:
-            self._sel.close()
+        sel = getattr(self, "_sel", None)
+        if sel is not None:
+            sel.close()
             self._sel = None
         self._owing = {}
 
@@ -343,7 +345,7 @@ class Pool:
                 if fan and frames is not None and sum(len(f) for f in frames) <= tree.MAX_FANOUT:
                     frames = protocol.dumps(Fanout(epoch, b"".join(frames)), False, epoch)
                     self._owing.update(dict.fromkeys(per_lab, epoch))
-                    per_lab = {1: None}
+                    per_lab, self._fanned = {1: None}, epoch
                 for lab, make in per_lab.items():
                     try:
                         data = frames if frames is not None else protocol.dumps(make(epoch=epoch), user, epoch)
@@ -397,9 +399,7 @@ class Pool:
             for k, code in enumerate(msg.codes, 1):
                 if code != tree.DIRECT and self._owing.get(k) == msg.epoch:
                     del self._owing[k]
-            if msg.epoch != epoch:
-                self.stale_replies += 1
-                return None
+            return msg if msg.epoch == epoch else None  # lab 1's, late: not a lab's reply
         return msg
 
     def _collect(self, labs: set[int], epoch: int, sink: Sink, timeout: float | None, ints: _Interrupts,
@@ -422,6 +422,11 @@ class Pool:
                 break
             for key, _ in sel.select(wait.seconds(now)):
                 self._on_ready(key.data, sel, wait, sink, now)
+        if wait.over and wait.waiting and epoch == self._fanned:
+            for lab in stall.finished_labs(self.ctrl, wait.waiting, epoch):  # in lab 1's gather, not stuck
+                wait.waiting.discard(lab)
+                if wait.replies.get(lab, Reply("done", lab, epoch)).kind == "aborted":
+                    del wait.replies[lab]
         if wait.owing_why:
             self._owing_why = wait.owing_why
         return self._ending(wait)

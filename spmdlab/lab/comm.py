@@ -536,10 +536,8 @@ ANY_TAG = MPI.ANY_TAG
 
 
 # --------------------------------------------------------------------------- control tree
-# The tree fan-out (docs/design.md §10b): lab 1 broadcasts each request of the client to
-# every lab and gathers their replies' slots, on a communicator of its own that no block
-# ever uses and that is never renewed: every lab takes part in every broadcast and every
-# gather, whatever its block did, so these collectives always complete (or the job dies).
+# The tree fan-out (docs/design.md §10b) on a communicator no block uses, never renewed:
+# every lab joins every broadcast and gather whatever its block did, so they complete.
 _control: MPI.Intracomm | None = None
 _FIRST = 4096  # bytes of the first broadcast: an 8-byte length and the request's start
 
@@ -551,8 +549,7 @@ def make_control() -> None:
 
 
 def _settle(request: MPI.Request) -> None:
-    """Wait for a control-tree request: not abortable (every lab completes it whatever
-    its block did), yielding, then sleeping up to 1 ms between tests."""
+    """Wait for a control-tree request, not abortable: yield, then sleep up to 1 ms."""
     spin_until = time.perf_counter() + _SPIN_SECONDS
     delay = 2e-5
     while not request.Test():
@@ -583,8 +580,7 @@ def control_send(data: bytes) -> None:
     """On lab 1: broadcast the request ``data`` to every lab (see :func:`control_rest`)."""
     first = bytearray(_FIRST)
     first[:8] = len(data).to_bytes(8, "little")
-    head = data[:_FIRST - 8]
-    first[8:8 + len(head)] = head
+    first[8:8 + min(len(data), _FIRST - 8)] = data[:_FIRST - 8]
     _settle(_control.Ibcast([first, MPI.BYTE], root=0))
     if len(data) > _FIRST - 8:
         _settle(_control.Ibcast([bytearray(data[_FIRST - 8:]), MPI.BYTE], root=0))
@@ -593,9 +589,7 @@ def control_send(data: bytes) -> None:
 def control_gather(slot: bytes) -> bytearray | None:
     """Gather every lab's fixed-size ``slot`` at lab 1: the slots in rank order there,
     None elsewhere."""
-    size = _control.Get_size()
-    rank = _control.Get_rank()
-    out = bytearray(len(slot) * size) if rank == 0 else None
+    out = bytearray(len(slot) * _control.Get_size()) if _control.Get_rank() == 0 else None
     recv = [out, MPI.BYTE] if out is not None else None
     _settle(_control.Igather([slot, MPI.BYTE], recv, root=0))
     return out

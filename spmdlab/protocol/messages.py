@@ -22,7 +22,7 @@ Messages are the frozen dataclasses below:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from .channel import (
@@ -290,7 +290,12 @@ _TAG = "\x00spmdlab"
 _CLASSES: tuple[type, ...] = (Summary, Done, Reply, Output, Get, Set, Call, Shutdown, Abort, Where, Waiting, Hello,
                               Exit, Input, Block, Exec, Fanout, Gathered)
 _NUMBER = {cls: k for k, cls in enumerate(_CLASSES)}
-_FIELDS = {cls: tuple(cls.__dataclass_fields__) for cls in _CLASSES}
+_FIELDS = {cls: tuple(f.name for f in fields(cls)) for cls in _CLASSES}
+
+
+def _row(summary: Summary) -> tuple:
+    values = summary.__dict__
+    return tuple(values[name] for name in _FIELDS[Summary])
 
 
 def _flat(obj: Any) -> tuple:
@@ -302,14 +307,14 @@ def _flat(obj: Any) -> tuple:
         values = {**values, "inputs": {name: (i.kind, i.value) for name, i in obj.inputs.items()}}
     elif cls is Reply and obj.kind in ("done", "ok"):
         result = obj.result
-        flat = (result.summaries and {n: tuple(s.__dict__.values()) for n, s in result.summaries.items()},
-                result.echo) if obj.kind == "done" else tuple(result.__dict__.values())
+        flat = (result.summaries and {n: _row(s) for n, s in result.summaries.items()},
+                result.echo) if obj.kind == "done" else _row(result)
         values = {**values, "result": flat}
     return (_TAG, _NUMBER[cls], *[values[name] for name in _FIELDS[cls]])
 
 
 def _make(cls: type, values: Any) -> Any:
-    obj = object.__new__(cls)
+    obj: Any = object.__new__(cls)
     obj.__dict__.update(zip(_FIELDS[cls], values))
     return obj
 
