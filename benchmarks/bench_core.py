@@ -183,6 +183,7 @@ def main() -> None:
     parser.add_argument("--labs", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=300)
     parser.add_argument("--scaling", type=int, nargs="*", help="pool sizes: client CPU per empty block")
+    parser.add_argument("--no-start", action="store_true", help="skip the pool start-up timings")
     parser.add_argument("--tree", choices=["on", "off", "both", "default"], default="both", help="fan-out modes to time")
     args = parser.parse_args()
     n, repeat = args.labs, args.repeat
@@ -204,8 +205,8 @@ def main() -> None:
     raw_ms, raw_one = raw_socket_round_trip(pool, repeat)
     mpi_ms = mpi_round_trip(pool, repeat)
     pool.close()
-    start_s, raw_start_s = start_times(n)
-    ipp = ipyparallel_times(n, min(repeat, 100))
+    start_s, raw_start_s = start_times(n) if not args.no_start else (float("nan"), float("nan"))
+    ipp = ipyparallel_times(n, min(repeat, 100)) if not args.no_start else None
 
     rows = [
         ("empty spmd block (median)", f"{empty_ms:.3f} ms", f"raw socket round trip to {n} labs {raw_ms:.3f} ms",

@@ -113,6 +113,7 @@ class Pool:
         self._renew_comm = False
         self._owing: dict[int, int] = {}  # lab -> epoch of the request it has not answered
         self._fanned = 0  # the epoch of the last request sent through the tree
+        self._in_gather: set[int] = set()  # labs a wait that ended early found done
         self._owing_why = ""
         self._start()
         _live_pools.add(self)
@@ -422,8 +423,10 @@ class Pool:
                 break
             for key, _ in sel.select(wait.seconds(now)):
                 self._on_ready(key.data, sel, wait, sink, now)
+        self._in_gather = set()
         if wait.over and wait.waiting and epoch == self._fanned:
-            for lab in stall.finished_labs(self.ctrl, wait.waiting, epoch):  # in lab 1's gather, not stuck
+            self._in_gather = stall.finished_labs(self.ctrl, wait.waiting, epoch)  # in lab 1's gather, not stuck
+            for lab in self._in_gather:
                 wait.waiting.discard(lab)
                 if wait.replies.get(lab, Reply("done", lab, epoch)).kind == "aborted":
                     del wait.replies[lab]
@@ -493,7 +496,7 @@ class Pool:
                 pass
             if ints.pending:
                 break
-        left = sorted(lab for lab in owing if lab in self._owing)
+        left = sorted(lab for lab in owing if lab in self._owing and lab not in self._in_gather)
         if left:
             busy = "" if ints.pending else " (busy in compiled code)"
             self._restart(f"{labs_verb(left, 'did', 'did')} not stop {why}{busy}")
