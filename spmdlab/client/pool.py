@@ -451,9 +451,7 @@ class Pool:
                 if lab in wait.waiting:
                     wait.received(lab, msg, now)
             elif isinstance(msg, Gathered):
-                for k, reply in tree.replies(msg)[0].items():
-                    if k in wait.waiting:
-                        wait.received(k, reply, now)
+                wait.received_many(tree.replies(msg)[0], now)
 
     def _ending(self, wait: ReplyWait) -> dict[int, Reply]:
         """The replies of a wait that ended, or the error it ended with."""

@@ -80,6 +80,13 @@ class StallWatch:
         if self.busy and self.next_look is not None:
             self.next_look = min(self.next_look, now + AFTER_FINISH)
 
+    def finished_together(self, labs: set[int], now: float) -> None:
+        """Labs that replied ``done`` together (the tree fan-out's gathered replies)."""
+        self.busy -= labs
+        self.finished |= labs & self.members
+        if self.busy and self.next_look is not None:
+            self.next_look = min(self.next_look, now + AFTER_FINISH)
+
     def due(self, now: float) -> bool:
         return self.verdict is None and bool(self.busy) and self.next_look is not None and now >= self.next_look
 
