@@ -112,29 +112,38 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--measure", type=int, nargs="*", default=[2, 4, 8, 16, 32])
     parser.add_argument("--repeat", type=int, default=200)
+    parser.add_argument("--alpha", type=float, help="µs of one MPI tree level (else measured on 2 labs)")
+    parser.add_argument("--points", nargs="*", default=[], metavar="PATH:LABS:CPU_MS",
+                        help="measured client CPU per block (e.g. direct:2:0.178 tree:2:0.154) instead of --measure")
     args = parser.parse_args()
     import bench_core
 
     costs = per_message_costs()
-    alpha = mpi_alpha(args.repeat)
+    alpha = args.alpha if args.alpha is not None else mpi_alpha(args.repeat)
     print(f"load {os.getloadavg()[0]:.1f}; per lab, µs: send {costs['send']:.2f}, recv+decode {costs['recv']:.2f}, "
           f"selector wake {costs['wake']:.2f}, Gathered decode {costs['decode']:.3f}; MPI level alpha {alpha:.1f}")
     measured = {}
-    for n in args.measure:
+    for point in args.points:
+        path, labs, cpu_ms = point.split(":")
+        measured[(path == "tree", int(labs))] = (float(cpu_ms) * 1e3, float("nan"))
+    for n in [] if args.points else args.measure:
         for tree_path in (False, True):
             cpu, wall = bench_core.client_cost(n, tree_path, args.repeat)
             measured[(tree_path, n)] = (cpu * 1e3, wall * 1e3)
+    sizes = sorted({n for _, n in measured})
     direct_lab = costs["send"] + costs["recv"] + costs["wake"]
     slot_us = tree.SLOT / 5e3  # bytes at ~5 GB/s into lab 1
-    first = min(args.measure)
+    first = sizes[0]
     c0_direct = measured[(False, first)][0] - first * direct_lab
     c0_tree = measured[(True, first)][0] - first * costs["decode"]
     print("\nlabs | path   | client CPU µs model | measured | wall µs model (1 lab/core) | measured wall µs")
-    for n in [*args.measure, *SIZES]:
+    for n in [*sizes, *SIZES]:
         for tree_path, c0, per in ((False, c0_direct, direct_lab), (True, c0_tree, costs["decode"])):
             cpu, wall = model(n, c0, per, alpha, tree_path, slot_us)
             got = measured.get((tree_path, n))
             seen = f"{got[0]:8.0f} | {got[1]:8.0f}" if got else "       - |        -"
+            if got is None and n in sizes:
+                continue
             print(f"{n:4d} | {'tree' if tree_path else 'direct':6s} | {cpu:19.0f} | {seen.split(' | ')[0]} | "
                   f"{wall:26.0f} | {seen.split(' | ')[1]}")
     cpu, wall = model(1024, c0_tree, costs["decode"], alpha, True, slot_us)
