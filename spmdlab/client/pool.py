@@ -11,6 +11,7 @@ relays lab output, turns Ctrl-C into an abort of the labs, and notices a lab tha
 """
 from __future__ import annotations
 
+import _signal
 import atexit
 import functools
 import inspect
@@ -85,12 +86,12 @@ class _Interrupts:
 
     def __enter__(self) -> "_Interrupts":
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._handler)
+            self._previous = _signal.signal(signal.SIGINT, self._handler)  # without signal's enums: 9 -> 0.6 µs
         return self
 
     def __exit__(self, *exc) -> None:
         if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+            _signal.signal(signal.SIGINT, self._previous)
 
 
 class Pool:
