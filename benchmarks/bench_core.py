@@ -10,6 +10,12 @@ Prints medians and the ratio spmdlab / raw:
 - pool start-up (``parpool(n)``: mpiexec, imports, MPI init, connections) vs. a bare
   ``mpiexec -n N python -c "from mpi4py import MPI"`` job;
 - ipyparallel's ``view.execute`` per command and its cluster start, if installed.
+
+    python benchmarks/bench_core.py --scaling 2 4 8 16 32 [--tree both]
+
+prints, per pool size, the client's CPU time per empty block (``time.process_time``, so
+an oversubscribed pool is fine: the labs' turns do not count) and the block's wall time,
+with the tree fan-out on and off (``SPMDLAB_TREE``), each against the 2-lab figure.
 """
 from __future__ import annotations
 
@@ -127,12 +133,64 @@ def ipyparallel_times(n: int, repeat: int):
     return ms, start
 
 
+_MODES = {None: "default", True: "tree", False: "direct"}
+
+
+def client_cost(n: int, tree: bool | None, repeat: int) -> tuple[float, float]:
+    """(client CPU ms, wall ms) per empty block on ``n`` labs: medians of 5 batches
+    (``tree`` None: the pool's default)."""
+    pool = spmdlab.Pool(n) if tree is None else spmdlab.Pool(n, tree=tree)
+    try:
+        def empty():
+            with spmd(pool=pool):
+                pass
+
+        for _ in range(min(50, repeat)):
+            empty()
+        cpus, walls = [], []
+        batch = max(1, repeat // 5)
+        for _ in range(5):
+            c, t = time.process_time(), time.perf_counter()
+            for _ in range(batch):
+                empty()
+            cpus.append((time.process_time() - c) / batch * 1e3)
+            walls.append((time.perf_counter() - t) / batch * 1e3)
+        return statistics.median(cpus), statistics.median(walls)
+    finally:
+        pool.close()
+
+
+def scaling(sizes: list[int], modes: list, repeat: int) -> dict:
+    """Client CPU and wall per empty block for each pool size and fan-out mode."""
+    found: dict = {}
+    for tree in modes:
+        for n in sizes:
+            found[(tree, n)] = client_cost(n, tree, repeat)
+    print(f"load: {os.getloadavg()[0]:.1f}")
+    print("labs | mode    | client CPU ms | x 2 labs | wall ms | x 4 labs")
+    for tree in modes:
+        first = found[(tree, sizes[0])][0]
+        four = found.get((tree, 4), found[(tree, sizes[0])])[1]
+        for n in sizes:
+            cpu, wall = found[(tree, n)]
+            print(f"{n:4d} | {_MODES[tree]:7s} | {cpu:13.3f} | {cpu / first:8.2f} | {wall:7.3f} | "
+                  f"{wall / four:8.2f}")
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--labs", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=300)
+    parser.add_argument("--scaling", type=int, nargs="*", help="pool sizes: client CPU per empty block")
+    parser.add_argument("--no-start", action="store_true", help="skip the pool start-up timings")
+    parser.add_argument("--tree", choices=["on", "off", "both", "default"], default="both", help="fan-out modes to time")
     args = parser.parse_args()
     n, repeat = args.labs, args.repeat
+    if args.scaling:
+        modes = {"on": [True], "off": [False], "both": [False, True], "default": [None]}[args.tree]
+        scaling(args.scaling, modes, repeat)
+        return
 
     pool = spmdlab.parpool(n)
 
@@ -147,8 +205,8 @@ def main() -> None:
     raw_ms, raw_one = raw_socket_round_trip(pool, repeat)
     mpi_ms = mpi_round_trip(pool, repeat)
     pool.close()
-    start_s, raw_start_s = start_times(n)
-    ipp = ipyparallel_times(n, min(repeat, 100))
+    start_s, raw_start_s = start_times(n) if not args.no_start else (float("nan"), float("nan"))
+    ipp = ipyparallel_times(n, min(repeat, 100)) if not args.no_start else None
 
     rows = [
         ("empty spmd block (median)", f"{empty_ms:.3f} ms", f"raw socket round trip to {n} labs {raw_ms:.3f} ms",

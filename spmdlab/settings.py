@@ -13,6 +13,7 @@
 | ``SPMDLAB_AUTOTHREAD_TARG`` | threads each lab splits a large elementwise operation, ufunc, reduction, BLAS or FFT call over (PDL's ``PDL_AUTOPTHREAD_TARG``; ``parpool(n, threads=t)``) | ``max(1, cores // labs on this machine)``: labs × threads never exceed the cores |
 | ``SPMDLAB_AUTOTHREAD_SIZE`` | local parts below this many mega-elements (10⁶) use one thread (PDL's ``PDL_AUTOPTHREAD_SIZE``) | 1 |
 | ``SPMDLAB_DISTRIBUTE_SIZE`` | a ``distributed`` array of fewer elements built at the client (without a codistributor) stays whole on lab 1; 0 spreads every array | 1000000 |
+| ``SPMDLAB_TREE`` | ``1``: blocks reach the labs through lab 1 and MPI's collectives (broadcast of the request, gather of the replies), so the client's work per block does not grow with the pool (``parpool(n, tree=...)``); ``0``: the client sends to and hears from every lab itself (measured faster on a machine with more labs than cores, docs/design.md §10b) | ``0`` |
 | ``SPMDLAB_STAGING_MB`` | largest local part (MB) ``redistribute`` moves through memory the labs of one machine share; the buffer is kept for reuse, 0 turns it off | 64 |
 """
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any
 from .errors import PoolError
 
 __all__ = ["Settings", "load", "requested_size", "LOCAL_PROFILES", "check_threads", "check_size", "cpu_cores",
-           "labs_here", "blas_threads_started"]
+           "labs_here", "blas_threads_started", "parse_switch"]
 
 _ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "num_labs": ("SPMDLAB_NUM_LABS", int),
@@ -45,6 +46,7 @@ _ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "autothread_targ": ("SPMDLAB_AUTOTHREAD_TARG", int),
     "autothread_size": ("SPMDLAB_AUTOTHREAD_SIZE", float),
     "distribute_size": ("SPMDLAB_DISTRIBUTE_SIZE", float),
+    "tree": ("SPMDLAB_TREE", lambda raw: parse_switch(raw, "SPMDLAB_TREE")),
 }
 _ALIASES = {"threads": "autothread_targ"}  # parpool(n, threads=t)
 _LOCAL_SIZE_VARS = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE")  # labs on this machine (hydra, Open MPI)
@@ -73,6 +75,7 @@ class Settings:
     autothread_targ: int | None = None
     autothread_size: float = 1.0
     distribute_size: float = 1e6
+    tree: bool = False
 
     def __post_init__(self) -> None:
         if not self.staging_mb >= 0:
@@ -130,6 +133,7 @@ class Settings:
             env["SPMDLAB_BLAS_THREADS"] = str(self.blas_threads)
         env["SPMDLAB_STAGING_MB"] = repr(self.staging_mb)  # the labs read it (comm.init)
         env["SPMDLAB_AUTOTHREAD_SIZE"] = repr(self.autothread_size)  # and these (arrays.threads)
+        env["SPMDLAB_TREE"] = "1" if self.tree else "0"  # and this (lab.server)
         if self.autothread_targ is not None:
             env["SPMDLAB_AUTOTHREAD_TARG"] = str(self.autothread_targ)
         if self.is_local() and "UCX_TLS" not in env and not env.get("MPIR_CVAR_NOLOCAL"):
@@ -137,6 +141,16 @@ class Settings:
             # sockets on external interfaces (hydra's own control port cannot be kept local).
             env["UCX_TLS"] = "self,sm"
         return env
+
+
+def parse_switch(raw: str, what: str) -> bool:
+    """An on/off variable: ``1``/``on``/``true``/``yes`` or ``0``/``off``/``false``/``no``."""
+    value = raw.strip().lower()
+    if value in ("1", "on", "true", "yes"):
+        return True
+    if value in ("0", "off", "false", "no"):
+        return False
+    raise ValueError(f"{what} takes 1 or 0 (on/off), got {raw!r}")
 
 
 def check_threads(n: object, what: str = "the thread count") -> int:

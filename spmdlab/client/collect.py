@@ -120,6 +120,14 @@ class ReplyWait:
             # "labs 1-4"), rather than aborted.
             self.error_at = now + ERROR_ABORT_DELAY
 
+    def received_many(self, replies: dict[int, Reply], now: float) -> None:
+        """Done replies of many labs at once (lab 1's ``Gathered``: no errors among them)."""
+        fresh = {lab: r for lab, r in replies.items() if lab in self.waiting}
+        self.replies.update(fresh)
+        self.waiting.difference_update(fresh)
+        if self.watch:
+            self.watch.finished_together(set(fresh), now)
+
     def stopped_where(self) -> dict[int, Any]:
         """Where each stopped lab was (``aborted`` replies), and the labs still busy."""
         where: dict[int, Any] = {lab: r.result for lab, r in self.replies.items() if r.kind == "aborted"}

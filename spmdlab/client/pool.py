@@ -11,6 +11,7 @@ relays lab output, turns Ctrl-C into an abort of the labs, and notices a lab tha
 """
 from __future__ import annotations
 
+import _signal
 import atexit
 import functools
 import inspect
@@ -38,6 +39,7 @@ from ..errors import (
     where_lines,
 )
 from ..protocol import messages as protocol
+from ..protocol import tree
 from ..protocol.channel import Channel, ChannelClosed, Undecodable
 from ..protocol.messages import (
     Abort,
@@ -45,6 +47,8 @@ from ..protocol.messages import (
     Call,
     Exec,
     Exit,
+    Fanout,
+    Gathered,
     Get,
     Output,
     Reply,
@@ -82,12 +86,12 @@ class _Interrupts:
 
     def __enter__(self) -> "_Interrupts":
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._handler)
+            self._previous = _signal.signal(signal.SIGINT, self._handler)  # without signal's enums: 9 -> 0.6 µs
         return self
 
     def __exit__(self, *exc) -> None:
         if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+            _signal.signal(signal.SIGINT, self._previous)
 
 
 class Pool:
@@ -109,6 +113,8 @@ class Pool:
         self._frees: list[int] = []
         self._renew_comm = False
         self._owing: dict[int, int] = {}  # lab -> epoch of the request it has not answered
+        self._fanned = 0  # the epoch of the last request sent through the tree
+        self._in_gather: set[int] = set()  # labs a wait that ended early found done
         self._owing_why = ""
         self._start()
         _live_pools.add(self)
@@ -142,8 +148,15 @@ class Pool:
             self._teardown()
             raise
         launch.close_listener(listener, folder)  # nothing of the pool stays in TMPDIR
+        # One selector for the pool's life: a wait costs no system call per lab (a lab's
+        # connection is read only when it has something to say)
+        self._sel: selectors.BaseSelector | None = selectors.DefaultSelector()
+        self._lab_of = {chan: lab for lab, chan in self.main.items()}
+        for chan in self.main.values():
+            self._sel.register(chan.sock, selectors.EVENT_READ, chan)
         for stream in self._outputs():
             os.set_blocking(stream.fileno(), False)
+            self._sel.register(stream, selectors.EVENT_READ, stream)
         self.generation += 1
         self.state = "idle"
         self.startup_seconds = time.monotonic() - started
@@ -188,6 +201,10 @@ class Pool:
         for stream in (proc.stdout, proc.stderr):
             if stream:
                 stream.close()
+        sel = getattr(self, "_sel", None)
+        if sel is not None:
+            sel.close()
+            self._sel = None
         self._owing = {}
 
     def close(self) -> None:
@@ -278,8 +295,9 @@ class Pool:
             return frames
 
         labs = list(range(1, self.numlabs + 1))
-        replies = self._exchange({lab: None for lab in labs}, message, user, sink or print_sink, timeout,
-                                 set(labs[:block.nlabs] if 0 < block.nlabs < self.numlabs else labs))
+        replies = self._exchange(dict.fromkeys(labs), message, user, sink or print_sink, timeout,
+                                 set(labs[:block.nlabs] if 0 < block.nlabs < self.numlabs else labs),
+                                 fan=self.settings.tree and self.numlabs > 1)
         errors = {lab: r.result for lab, r in replies.items() if r.kind == "error"}
         aborted = {lab: r.result for lab, r in replies.items() if r.kind == "aborted"}
         if errors or aborted:
@@ -313,16 +331,23 @@ class Pool:
         return replies
 
     def _exchange(self, per_lab: dict[int, Any], common: Callable[[int], list] | None, user: bool,
-                  sink: Sink, timeout: float | None, members: set[int] | None = None) -> dict[int, Reply]:
+                  sink: Sink, timeout: float | None, members: set[int] | None = None,
+                  fan: bool = False) -> dict[int, Reply]:
         """Send each lab its request (``per_lab[lab](epoch=epoch)``, or the frames
         ``common(epoch)``) under one epoch and collect the replies; Ctrl-C meanwhile never
-        cuts a frame (it is acted on once the requests are out)."""
+        cuts a frame (it is acted on once the requests are out). ``fan``: the common
+        request goes to lab 1 alone, which broadcasts it (``Fanout``), unless it is large."""
         with _Interrupts() as ints:
             self.ensure_running(ints)
             epoch = next(self._epochs)
             self.state = "running"
             try:
                 frames = common(epoch) if common is not None else None
+                labs = set(per_lab)
+                if fan and frames is not None and sum(len(f) for f in frames) <= tree.MAX_FANOUT:
+                    frames = protocol.dumps(Fanout(epoch, b"".join(frames)), False, epoch)
+                    self._owing.update(dict.fromkeys(per_lab, epoch))
+                    per_lab, self._fanned = {1: None}, epoch
                 for lab, make in per_lab.items():
                     try:
                         data = frames if frames is not None else protocol.dumps(make(epoch=epoch), user, epoch)
@@ -337,7 +362,7 @@ class Pool:
                                             "use") from None
                         self._lab_died()
                     del data
-                return self._collect(set(per_lab), epoch, sink, timeout, ints, members=members)
+                return self._collect(labs, epoch, sink, timeout, ints, members=members)
             finally:
                 if self.state == "running":
                     self.state = "idle"
@@ -372,6 +397,11 @@ class Pool:
                     del self._owing[lab]
                 return None
             self._owing.pop(lab, None)
+        elif isinstance(msg, Gathered):  # lab 1's answer for every lab (the tree fan-out)
+            for k, code in enumerate(msg.codes, 1):
+                if code != tree.DIRECT and self._owing.get(k) == msg.epoch:
+                    del self._owing[k]
+            return msg if msg.epoch == epoch else None  # lab 1's, late: not a lab's reply
         return msg
 
     def _collect(self, labs: set[int], epoch: int, sink: Sink, timeout: float | None, ints: _Interrupts,
@@ -381,30 +411,31 @@ class Pool:
         (Ctrl-C, ``timeout``, another lab's error, a stall of the block's ``members``,
         ``give_up``). Ctrl-C raises KeyboardInterrupt (saying where each lab stopped)
         once the labs stopped or the grace ran out; a stall raises SpmdError."""
-        pending = {self.main[lab]: lab for lab in labs}
-        sel = selectors.DefaultSelector()
-        for chan in pending:
-            sel.register(chan.sock, selectors.EVENT_READ, chan)
-        for stream in self._outputs():
-            sel.register(stream, selectors.EVENT_READ, stream)
+        sel = self._sel
+        assert sel is not None  # a running pool's
         ask = lambda busy: ask_where(self.ctrl, busy, epoch, sel)
         watch = members and stall.ENABLED and StallWatch(members, ask, time.monotonic()) or None
         wait = ReplyWait(labs, epoch, time.monotonic(), self.settings.interrupt_grace, timeout, give_up, watch)
-        with sel:
-            while pending:
-                now = time.monotonic()
-                for reason in wait.tick(now, ints.pending):
-                    self._abort(set(pending.values()), epoch, reason)
-                if wait.over:
-                    break
-                for key, _ in sel.select(wait.seconds(now)):
-                    self._on_ready(key.data, pending, sel, wait, sink, now)
+        while wait.waiting:
+            now = time.monotonic()
+            for reason in wait.tick(now, ints.pending):
+                self._abort(set(wait.waiting), epoch, reason)
+            if wait.over:
+                break
+            for key, _ in sel.select(wait.seconds(now)):
+                self._on_ready(key.data, sel, wait, sink, now)
+        self._in_gather = set()
+        if wait.over and wait.waiting and epoch == self._fanned:
+            self._in_gather = stall.finished_labs(self.ctrl, wait.waiting, epoch)  # in lab 1's gather, not stuck
+            for lab in self._in_gather:
+                wait.waiting.discard(lab)
+                if wait.replies.get(lab, Reply("done", lab, epoch)).kind == "aborted":
+                    del wait.replies[lab]
         if wait.owing_why:
             self._owing_why = wait.owing_why
         return self._ending(wait)
 
-    def _on_ready(self, source: Any, pending: dict[Channel, int], sel: selectors.BaseSelector, wait: ReplyWait,
-                  sink: Sink, now: float) -> None:
+    def _on_ready(self, source: Any, sel: selectors.BaseSelector, wait: ReplyWait, sink: Sink, now: float) -> None:
         """Read what ``source`` (a lab's channel, a control connection, or the lab job's
         output stream) has for the wait."""
         if isinstance(source, tuple):  # a control connection: a Where's answer
@@ -413,14 +444,15 @@ class Pool:
             if not self._relay_launcher_output(source):
                 sel.unregister(source)
         else:
-            lab = pending[source]
+            lab = self._lab_of[source]
             msg = self._receive(source, lab, wait.epoch)
             if isinstance(msg, Output):
                 sink(lab, msg.stream, msg.text)
-            if isinstance(msg, Reply):
-                del pending[source]
-                sel.unregister(source.sock)
-                wait.received(lab, msg, now)
+            elif isinstance(msg, Reply):
+                if lab in wait.waiting:
+                    wait.received(lab, msg, now)
+            elif isinstance(msg, Gathered):
+                wait.received_many(tree.replies(msg)[0], now)
 
     def _ending(self, wait: ReplyWait) -> dict[int, Reply]:
         """The replies of a wait that ended, or the error it ended with."""
@@ -463,7 +495,7 @@ class Pool:
                 pass
             if ints.pending:
                 break
-        left = sorted(lab for lab in owing if lab in self._owing)
+        left = sorted(lab for lab in owing if lab in self._owing and lab not in self._in_gather)
         if left:
             busy = "" if ints.pending else " (busy in compiled code)"
             self._restart(f"{labs_verb(left, 'did', 'did')} not stop {why}{busy}")

@@ -20,13 +20,15 @@ third has finished.
 from __future__ import annotations
 
 import selectors
+import time
 from collections.abc import Callable
 
 from ..errors import labs_verb, where_lines
 from ..protocol.channel import Channel, ChannelClosed, Undecodable
 from ..protocol.messages import Waiting, Where
 
-__all__ = ["StallWatch", "ask_where", "read_waiting", "FIRST_LOOK", "AFTER_FINISH", "INTERVAL", "STABLE_LOOKS"]
+__all__ = ["StallWatch", "ask_where", "read_waiting", "finished_labs", "FIRST_LOOK", "AFTER_FINISH", "INTERVAL",
+           "STABLE_LOOKS"]
 
 ENABLED = True  # off only to time the check against its absence (benchmarks/bench_stall_check.py)
 FIRST_LOOK = 0.4  # seconds a block runs before the labs are first asked (none finished)
@@ -78,6 +80,13 @@ class StallWatch:
         if self.busy and self.next_look is not None:
             self.next_look = min(self.next_look, now + AFTER_FINISH)
 
+    def finished_together(self, labs: set[int], now: float) -> None:
+        """Labs that replied ``done`` together (the tree fan-out's gathered replies)."""
+        self.busy -= labs
+        self.finished |= labs & self.members
+        if self.busy and self.next_look is not None:
+            self.next_look = min(self.next_look, now + AFTER_FINISH)
+
     def due(self, now: float) -> bool:
         return self.verdict is None and bool(self.busy) and self.next_look is not None and now >= self.next_look
 
@@ -92,7 +101,13 @@ class StallWatch:
         """A lab's answer; the verdict is reached once the answers of a look are all in."""
         if msg.lab not in self.busy or self.verdict is not None:
             return
-        self._answers[msg.lab] = msg
+        if msg.done:  # finished, its reply still on its way (the tree fan-out gathers it)
+            self.finished_lab(msg.lab, "done", time.monotonic())
+            self._answers.pop(msg.lab, None)
+            if not self.busy:
+                return
+        else:
+            self._answers[msg.lab] = msg
         if set(self._answers) != self.busy:
             return
         snapshot = {lab: (a.what, a.at, a.seq) for lab, a in self._answers.items()}
@@ -141,3 +156,32 @@ def read_waiting(chan: Channel, epoch: int, sel: selectors.BaseSelector, watch: 
         return
     if isinstance(msg, Waiting) and msg.epoch == epoch and watch is not None:
         watch.answer(msg)
+
+
+def finished_labs(ctrl: dict[int, Channel], labs: set[int], epoch: int, seconds: float = 0.5) -> set[int]:
+    """The labs of ``labs`` that say (a Where's answer) they finished the block of
+    ``epoch``: under the tree fan-out their replies wait in lab 1's gather for a lab that
+    did not stop, so a wait that ends early asks before it calls them stuck."""
+    done: set[int] = set()
+    answered: set[int] = set()
+    with selectors.DefaultSelector() as sel:
+        for lab in labs:
+            try:
+                ctrl[lab].send(Where(epoch))
+            except ChannelClosed:
+                continue
+            sel.register(ctrl[lab].sock, selectors.EVENT_READ, lab)
+        deadline = time.monotonic() + seconds
+        while len(answered) < len(sel.get_map()) and time.monotonic() < deadline:
+            for key, _ in sel.select(max(0.0, deadline - time.monotonic())):
+                lab = key.data
+                try:
+                    msg = ctrl[lab].recv()
+                except (ChannelClosed, Undecodable):
+                    answered.add(lab)
+                    continue
+                if isinstance(msg, Waiting) and msg.epoch == epoch:
+                    answered.add(lab)
+                    if msg.done:
+                        done.add(lab)
+    return done

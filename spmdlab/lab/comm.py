@@ -34,7 +34,8 @@ from .. import settings  # noqa: E402
 __all__ = ["init", "renew", "renewals", "enter_block", "block", "world_size", "abandon", "track", "untrack",
            "send_to_self", "wait", "wait_all", "wait_every", "probe", "grid_comms", "private_comm", "Staging",
            "labs_comm", "free_labs_comm", "within", "block_or_none",
-           "staging", "staging_bytes", "ANY_SOURCE", "ANY_TAG", "MPI"]
+           "staging", "staging_bytes", "ANY_SOURCE", "ANY_TAG", "MPI",
+           "make_control", "control_post", "control_rest", "control_send", "control_gather", "control_ready"]
 
 _base: MPI.Intracomm | None = None
 _current: MPI.Intracomm | None = None
@@ -532,3 +533,68 @@ def _free_staging() -> None:
 
 ANY_SOURCE = MPI.ANY_SOURCE
 ANY_TAG = MPI.ANY_TAG
+
+
+# --------------------------------------------------------------------------- control tree
+# The tree fan-out (docs/design.md §10b) on a communicator no block uses, never renewed:
+# every lab joins every broadcast and gather whatever its block did, so they complete.
+_control: MPI.Intracomm | None = None
+_FIRST = 4096  # bytes of the first broadcast: an 8-byte length and the request's start
+
+
+def make_control() -> None:
+    """Make the control communicator (collective over the whole job, at start-up)."""
+    global _control
+    _control = _base.Dup()
+
+
+def _settle(request: MPI.Request) -> None:
+    """Wait for a control-tree request, not abortable: yield, then sleep up to 1 ms."""
+    spin_until = time.perf_counter() + _SPIN_SECONDS
+    delay = 2e-5
+    while not request.Test():
+        if time.perf_counter() < spin_until:
+            os.sched_yield()
+        else:
+            time.sleep(delay)
+            delay = min(delay * 1.5, 1e-3)
+
+
+def control_post() -> tuple[MPI.Request, bytearray]:
+    """On a lab other than lab 1: start receiving the next broadcast request."""
+    buf = bytearray(_FIRST)
+    return _control.Ibcast([buf, MPI.BYTE], root=0), buf
+
+
+def control_rest(first: bytearray) -> bytes:
+    """The whole request whose first broadcast ``first`` has completed."""
+    size = int.from_bytes(first[:8], "little")
+    if size <= _FIRST - 8:
+        return bytes(first[8:8 + size])
+    rest = bytearray(size - (_FIRST - 8))
+    _settle(_control.Ibcast([rest, MPI.BYTE], root=0))
+    return bytes(first[8:]) + bytes(rest)
+
+
+def control_send(data: bytes) -> None:
+    """On lab 1: broadcast the request ``data`` to every lab (see :func:`control_rest`)."""
+    first = bytearray(_FIRST)
+    first[:8] = len(data).to_bytes(8, "little")
+    first[8:8 + min(len(data), _FIRST - 8)] = data[:_FIRST - 8]
+    _settle(_control.Ibcast([first, MPI.BYTE], root=0))
+    if len(data) > _FIRST - 8:
+        _settle(_control.Ibcast([bytearray(data[_FIRST - 8:]), MPI.BYTE], root=0))
+
+
+def control_gather(slot: bytes) -> bytearray | None:
+    """Gather every lab's fixed-size ``slot`` at lab 1: the slots in rank order there,
+    None elsewhere."""
+    out = bytearray(len(slot) * _control.Get_size()) if _control.Get_rank() == 0 else None
+    recv = [out, MPI.BYTE] if out is not None else None
+    _settle(_control.Igather([slot, MPI.BYTE], recv, root=0))
+    return out
+
+
+def control_ready(request: MPI.Request) -> bool:
+    """True once the broadcast :func:`control_post` started has arrived."""
+    return bool(request.Test())

@@ -14,6 +14,7 @@ import io
 import linecache
 import os
 import pickle
+import select
 import signal
 import sys
 import threading
@@ -22,9 +23,11 @@ import traceback
 import types
 from typing import Any, cast
 
+from .. import settings
 from .._frames import is_library, running_where
 from ..errors import RemoteError
 from ..protocol import messages as protocol
+from ..protocol import tree
 from ..protocol.calls import Outputs, fill
 from ..protocol.channel import Channel, ChannelClosed, Undecodable, connect
 from ..protocol.messages import (
@@ -33,6 +36,7 @@ from ..protocol.messages import (
     Call,
     Done,
     Exec,
+    Fanout,
     Get,
     Hello,
     Output,
@@ -117,6 +121,7 @@ class LabStream(io.TextIOBase):
             self._send(text)
 
 
+_SPIN = 0.002  # seconds a lab polls without sleeping after a request (comm's _SPIN_SECONDS)
 _GENERATED = ("<spmd_run>", "<distributed>", "<free>")  # the library's own one-line blocks
 
 
@@ -198,6 +203,9 @@ def _register_source(block: Block) -> None:
 class LabServer:
     def __init__(self, address: str, authkey: bytes) -> None:
         self.rank, self.size = comm.init()
+        comm.make_control()
+        self.tree = settings.load().tree and self.size > 1
+        self.finished_epoch = 0  # the last block this lab finished (Where's answer says so)
         self.main = connect(address, authkey)
         self.main.send(Hello("main", self.rank, self.size, os.getpid()))
         self.ctrl = connect(address, authkey)
@@ -268,7 +276,7 @@ class LabServer:
         lab = self.rank + 1
         seq, what = state.waits, state.waiting
         if not what or not self.running or state.epoch != epoch:
-            return Waiting(epoch, lab, "", "", seq)
+            return Waiting(epoch, lab, "", "", seq, self.finished_epoch == epoch)
         frame = sys._current_frames().get(_main_ident())  # noqa: SLF001 - documented CPython API
         at = ""
         while frame is not None:
@@ -289,27 +297,83 @@ class LabServer:
     # ---- serving -------------------------------------------------------------------
 
     def serve(self) -> None:
-        lab = self.rank + 1
-        while True:
-            try:
-                msg = self.main.recv()
-            except ChannelClosed:
-                os._exit(3)
-            except Undecodable as exc:
-                error = exc.error
-                reply = Reply("error", lab, exc.epoch, RemoteError(
-                    "SpmdError", f"the lab could not unpickle what the client sent: {type(error).__name__}: {error}"))
-                self._send(reply)
-                continue
-            if isinstance(msg, Shutdown):
-                self._flush()
-                return
-            try:
-                reply = self._handle(msg)
-            except BaseException as exc:  # a bug of ours must not leave the client waiting
-                reply = Reply("error", lab, getattr(msg, "epoch", 0), remote_error(exc))
+        if self.tree and self.rank > 0:
+            self._follow()
+            return
+        while self._serve_one():
+            pass
+
+    def _serve_one(self) -> bool:
+        """Read and answer one message of the ``main`` channel; False at shutdown."""
+        try:
+            msg = self.main.recv()
+        except ChannelClosed:
+            os._exit(3)
+        except Undecodable as exc:
+            self._send(self._undecodable(exc))
+            return True
+        if isinstance(msg, Shutdown):
             self._flush()
+            return False
+        if isinstance(msg, Fanout) and self.rank == 0:
+            comm.control_send(msg.data)
+            self._fanned(msg.data)
+            return True
+        reply = self._answer(msg)
+        self._flush()
+        self._send(reply)
+        return True
+
+    def _undecodable(self, exc: Undecodable) -> Reply:
+        error = exc.error
+        return Reply("error", self.rank + 1, exc.epoch, RemoteError(
+            "SpmdError", f"the lab could not unpickle what the client sent: {type(error).__name__}: {error}"))
+
+    def _answer(self, msg) -> Reply:
+        try:
+            return self._handle(msg)
+        except BaseException as exc:  # a bug of ours must not leave the client waiting
+            return Reply("error", self.rank + 1, getattr(msg, "epoch", 0), remote_error(exc))
+
+    def _fanned(self, data: bytes) -> None:
+        """Answer a request lab 1 broadcast: the reply goes into lab 1's gather (or, one
+        that does not fit a slot, to the client directly), and lab 1 sends the client
+        one ``Gathered`` for all labs."""
+        try:
+            reply = self._answer(protocol.loads(data))
+        except Undecodable as exc:
+            reply = self._undecodable(exc)
+        self._flush()
+        slot, direct = tree.slot(reply)
+        if direct:
             self._send(reply)
+        gathered = comm.control_gather(slot)
+        if gathered is not None:
+            self.main.send(tree.combine(reply.epoch, gathered, self.size))
+
+    def _follow(self) -> None:
+        """Serve as a lab other than lab 1 under the tree fan-out: wait for lab 1's next
+        broadcast and for a request on this lab's own connection (a Composite read,
+        shutdown, a request too large to broadcast), whichever comes first. Right after a
+        request the lab polls without sleeping (the next one is likely to follow), then
+        sleeps in ``select`` on its socket up to 1 ms, and up to 10 ms once idle for a
+        second (so an idle pool costs almost no CPU)."""
+        sock = self.main.sock
+        while True:
+            request, first = comm.control_post()
+            since = time.perf_counter()
+            while not comm.control_ready(request):
+                idle = time.perf_counter() - since
+                if idle < _SPIN:
+                    os.sched_yield()
+                    delay = 0.0
+                else:
+                    delay = min(1e-2 if idle > 1.0 else 1e-3, idle / 20)
+                if select.select([sock], [], [], delay)[0]:
+                    if not self._serve_one():
+                        return
+                    since = time.perf_counter()
+            self._fanned(comm.control_rest(first))
 
     def _handle(self, msg) -> Reply:
         lab = self.rank + 1
@@ -370,6 +434,7 @@ class LabServer:
             comm.renew()
         c = comm.enter_block(block.nlabs)
         if c is None:
+            self.finished_epoch = block.epoch
             return Reply("done", self.rank + 1, block.epoch, Done())
         state.index, state.size = c.Get_rank() + 1, c.Get_size()
         with self.lock:
@@ -383,6 +448,7 @@ class LabServer:
         finally:
             with self.lock:
                 self.running = False
+                self.finished_epoch = block.epoch
             state.index, state.size = 1, 1
         if reply.kind != "done":
             drop_orphans()  # an import cut short by an error, or a hung import stopped

@@ -18,11 +18,25 @@ import struct
 import threading
 from typing import Any
 
-__all__ = ["ChannelClosed", "Undecodable", "dumps", "Channel", "server_handshake", "split_address", "join_address",
-           "connect"]
+__all__ = ["ChannelClosed", "Undecodable", "dumps", "loads", "Channel", "server_handshake", "split_address",
+           "join_address", "connect", "use_codec"]
 
 _HEAD = struct.Struct("!QIQ")
 _CHALLENGE = 32
+
+
+def _same(obj: Any) -> Any:
+    return obj
+
+
+# How messages become plain values on the wire and back (messages.py sets it: its
+# dataclasses travel as tuples, without pickle's class lookups)
+_codec: list = [_same, _same]
+
+
+def use_codec(encode: Any, decode: Any) -> None:
+    """Set how a message becomes what is pickled (``encode``) and back (``decode``)."""
+    _codec[:] = [encode, decode]
 
 
 class ChannelClosed(EOFError):
@@ -44,6 +58,7 @@ def dumps(obj: Any, user: bool = False, epoch: int = 0) -> list:
     ``user=True`` uses cloudpickle, so functions and classes defined at the client travel.
     """
     buffers: list[pickle.PickleBuffer] = []
+    obj = _codec[0](obj)
     if user:
         from . import shipping  # cloudpickle: not needed by the shim, which imports this module too
 
@@ -53,6 +68,26 @@ def dumps(obj: Any, user: bool = False, epoch: int = 0) -> list:
     raws = [b.raw() for b in buffers]
     head = _HEAD.pack(len(payload), len(raws), epoch) + b"".join(struct.pack("!Q", r.nbytes) for r in raws)
     return [head, payload, *raws]
+
+
+def loads(data: bytes | bytearray | memoryview) -> Any:
+    """The message of one frame held whole in ``data`` (``b"".join(dumps(...))``, as the
+    tree fan-out broadcasts it); ``Undecodable`` as ``Channel.recv``."""
+    view = memoryview(data)
+    length, nbuf, epoch = _HEAD.unpack_from(view, 0)
+    at = _HEAD.size
+    sizes = struct.unpack_from(f"!{nbuf}Q", view, at) if nbuf else ()
+    at += 8 * nbuf
+    payload = view[at:at + length]
+    at += length
+    buffers = []
+    for size in sizes:
+        buffers.append(bytearray(view[at:at + size]))  # writable, as a received buffer
+        at += size
+    try:
+        return _codec[1](pickle.loads(payload, buffers=buffers))
+    except Exception as exc:
+        raise Undecodable(epoch, exc) from None
 
 
 class Channel:
@@ -118,7 +153,7 @@ class Channel:
         payload = self.read_exact(length)
         buffers = [self.read_exact(size) for size in sizes]
         try:
-            return pickle.loads(payload, buffers=buffers)
+            return _codec[1](pickle.loads(payload, buffers=buffers))
         except Exception as exc:
             raise Undecodable(epoch, exc) from None
 
