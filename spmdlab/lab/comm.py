@@ -275,8 +275,13 @@ class _WakingEvent(threading.Event):
 
 def _init_wake() -> None:
     """The communicator (a ``Dup`` of ``COMM_SELF``, never renewed) and the abort flag that
-    wake a blocked wait; called once from :func:`init`."""
-    global _wake_comm
+    wake a blocked wait; called once from :func:`init`. ``SPMDLAB_WAIT=poll`` keeps the
+    earlier waits (test, yield for 2 ms, then sleep between tests), for benchmarks that
+    time both policies in one run."""
+    global _wake_comm, _SPIN_SECONDS
+    if os.environ.get("SPMDLAB_WAIT") == "poll":
+        _SPIN_SECONDS = 0.0
+        return
     _wake_comm = MPI.COMM_SELF.Dup()
     runtime.state.abort = _WakingEvent()
 
