@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import math
 import os
-import threading
-import time
 
 import mpi4py
 
@@ -31,6 +29,7 @@ from mpi4py import MPI  # noqa: E402
 
 from .. import runtime  # noqa: E402
 from .. import settings  # noqa: E402
+from . import waits  # noqa: E402
 
 __all__ = ["init", "renew", "renewals", "enter_block", "block", "world_size", "abandon", "track", "untrack",
            "send_to_self", "wait", "wait_all", "wait_every", "probe", "grid_comms", "private_comm", "Staging",
@@ -69,7 +68,7 @@ def init() -> tuple[int, int]:
     global _base, _current, _staging_limit
     _base = MPI.COMM_WORLD.Dup()
     _current = _base.Dup()
-    _init_wake()
+    waits.init(MPI, abandon)
     _make_private(_current)
     _unlink_shared_files()
     _staging_limit = int(settings.load().staging_mb * 2 ** 20)
@@ -240,180 +239,12 @@ def send_to_self(requests: list, keep: tuple) -> None:
 
 
 # --------------------------------------------------------------------------- waits
-# A wait first tests its request in a tight loop for _SPIN_SECONDS (a collective among
-# busy labs ends within microseconds: no system call, no lost core), then blocks in MPI's
-# own wait (MPICH's: it keeps progressing the transfer, yields between polls and keeps
-# its share of the core against idle neighbours polling too) on the request together
-# with a wake-up receive (``_wake``) the interrupt thread completes with a message to
-# this lab itself when it sets the abort flag (``_WakingEvent``). So Ctrl-C, another
-# lab's error and a timeout end a wait as fast as the old polling did, and a wait costs
-# what a blocking ``Wait`` does. Waits that poll something other than a request
-# (``probe``) spin, then yield, then sleep, as before.
-_SPIN_SECONDS = 5e-5
-_YIELD_SECONDS = 0.002
-_WAKE_TAG = 1
-_wake_comm: MPI.Intracomm | None = None
-_wake_request: MPI.Request | None = None
-_wake_buffer = bytearray(1)
-_WAKE_BYTE = bytes(1)  # the interrupt thread's message (constant: MPI may read it later)
-
-
-class _WakingEvent(threading.Event):
-    """The lab's abort flag: setting it also completes the main thread's wake-up receive,
-    so a wait blocked inside MPI returns and sees the abort. Set from the interrupt
-    thread (MPI is initialised with ``MPI_THREAD_MULTIPLE``)."""
-
-    def set(self) -> None:
-        super().set()
-        wake = _wake_comm
-        if wake is not None:
-            try:
-                wake.Isend([_WAKE_BYTE, MPI.BYTE], 0, _WAKE_TAG).Free()
-            except MPI.Exception:
-                pass  # MPI finalised: the lab is ending anyway
-
-
-def _init_wake() -> None:
-    """The communicator (a ``Dup`` of ``COMM_SELF``, never renewed) and the abort flag that
-    wake a blocked wait; called once from :func:`init`. ``SPMDLAB_WAIT=poll`` keeps the
-    earlier waits (test, yield for 2 ms, then sleep between tests), for benchmarks that
-    time both policies in one run."""
-    global _wake_comm, _SPIN_SECONDS
-    if os.environ.get("SPMDLAB_WAIT") == "poll":
-        _SPIN_SECONDS = 0.0
-        return
-    _wake_comm = MPI.COMM_SELF.Dup()
-    runtime.state.abort = _WakingEvent()
-
-
-def _wake() -> MPI.Request:
-    """The posted wake-up receive (posted again after each wake-up it delivered)."""
-    global _wake_request
-    if _wake_request is None or _wake_request == MPI.REQUEST_NULL:
-        _wake_request = _wake_comm.Irecv([_wake_buffer, MPI.BYTE], 0, _WAKE_TAG)
-    return _wake_request
-
-
-def _spin(ready, seconds: float):
-    """``ready()`` in a tight loop for up to ``seconds``; its value, or None."""
-    until = time.perf_counter() + seconds
-    while True:
-        result = ready()
-        if result is not None or time.perf_counter() >= until:
-            return result
-
-
-def _poll(ready, what: str):
-    """Call ``ready()`` until it returns something other than None, checking for an abort
-    in between; return that value. Spins, then yields, then sleeps (up to 1 ms)."""
-    result = _spin(ready, _SPIN_SECONDS)
-    if result is not None:
-        return result
-    runtime.state.waits += 1
-    runtime.state.waiting = what
-    try:
-        spin_until = time.perf_counter() + _YIELD_SECONDS
-        delay = 2e-5
-        while True:
-            result = ready()
-            if result is not None:
-                return result
-            runtime.check_abort()
-            if time.perf_counter() < spin_until:
-                os.sched_yield()
-            else:
-                time.sleep(delay)
-                delay = min(delay * 1.5, 1e-3)
-    finally:
-        runtime.state.waiting = ""
-
-
-def _blocking_wait(requests: list[MPI.Request], what: str, status: MPI.Status | None = None) -> None:
-    """Wait until every request of ``requests`` (completed ones are ``REQUEST_NULL`` after)
-    has completed, inside MPI's blocking ``Waitany`` beside the wake-up receive; raise
-    LabAbort when the abort flag is set. ``status``: the completion's of one request."""
-    if _wake_comm is None:  # not a lab (comm.init not run): poll
-        _poll(lambda: True if MPI.Request.Testall(requests) else None, what)
-        return
-    runtime.state.waits += 1
-    runtime.state.waiting = what
-    try:
-        left = sum(1 for r in requests if r != MPI.REQUEST_NULL)
-        while left:
-            runtime.check_abort()
-            both = [*requests, _wake()]
-            i = MPI.Request.Waitany(both, status)
-            requests[:] = both[:-1]
-            if i == len(requests):
-                _wake_request_done()
-            elif i == MPI.UNDEFINED:
-                return
-            else:
-                left -= 1
-    finally:
-        runtime.state.waiting = ""
-
-
-def _wake_request_done() -> None:
-    global _wake_request
-    _wake_request = None
-
-
-def wait(request: MPI.Request, what: str, keep: tuple = ()) -> MPI.Status:
-    """Wait for ``request``, abandoning it (with ``keep``, its buffers) on abort."""
-    status = MPI.Status()
-    try:
-        if _spin(lambda: True if request.Test(status) else None, _SPIN_SECONDS):
-            return status
-        requests = [request]
-        _blocking_wait(requests, what, status)
-        return status
-    except BaseException:
-        _give_up([request], keep)
-        raise
-
-
-def _give_up(requests: list[MPI.Request], keep: tuple) -> None:
-    """Cancel unfinished requests and keep them, with ``keep``, until they complete."""
-    for request in requests:
-        if request == MPI.REQUEST_NULL:
-            continue
-        try:
-            request.Cancel()
-        except MPI.Exception:
-            pass
-        abandon(request, (keep,))
-
-
-def wait_all(requests: list[MPI.Request], what: str, keep: tuple = ()) -> None:
-    for request in requests:
-        wait(request, what, keep)
-
-
-def wait_every(requests: list[MPI.Request], what: str, keep: tuple = ()) -> None:
-    """Wait for all of ``requests`` at once; on an abort every unfinished one is
-    cancelled and kept, with ``keep``, until it completes."""
-    if not requests:
-        return
-    pending = list(requests)
-    try:
-        if _spin(lambda: True if MPI.Request.Testall(pending) else None, _SPIN_SECONDS):
-            return
-        _blocking_wait(pending, what)
-    except BaseException:
-        _give_up(pending, keep)
-        raise
-
-
-def probe(comm: MPI.Intracomm, source: int, tag: int, what: str) -> tuple[MPI.Message, MPI.Status]:
-    """Wait for a matching message (matched probe), interruptibly."""
-    status = MPI.Status()
-
-    def ready():
-        message = comm.improbe(source, tag, status)
-        return None if message is None else (message, status)
-
-    return _poll(ready, what)
+# (lab/waits.py: a blocking MPI wait beside a wake-up receive the abort flag completes)
+wait = waits.wait
+wait_all = waits.wait_all
+wait_every = waits.wait_every
+probe = waits.probe
+_give_up = waits.give_up
 
 
 # --------------------------------------------------------------------------- process grids
