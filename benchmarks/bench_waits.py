@@ -2,10 +2,10 @@
 
     python benchmarks/bench_waits.py [--labs 2 4] [--repeat 9] [--no-neighbours]
 
-Two pools run side by side, one with today's waits (``block``: a blocking MPI
-``Waitany`` beside a wake-up receive) and one with the earlier ones (``poll``:
-``SPMDLAB_WAIT=poll``, test, yield for 2 ms, then sleep between tests), their rounds in
-turns; each figure is also timed as the raw mpi4py program on the same labs (a blocking
+One pool per wait policy runs side by side (``SPMDLAB_WAIT``: ``poll``, the earlier
+waits: test, yield for 2 ms, then sleep between tests; ``spin``: a 5 ms tight loop of
+tests first; ``yield``: yielding for 50 ms before sleeping; ``block``: a blocking MPI ``Waitany`` beside a wake-up receive), their rounds
+in turns; each figure is also timed as the raw mpi4py program on the same labs (a blocking
 MPI call), in the same round. Then the same again with two idle MPI processes polling on
 the machine (``neighbours.idle_neighbours``). Workloads, each timed from a barrier to a
 barrier on the labs (medians):
@@ -116,9 +116,9 @@ def _phase(pools: dict, envs: dict, repeat: int) -> dict:
             for key, v in times.items()}
 
 
-def run(labs: int, repeat: int, neighbours: bool) -> None:
+def run(labs: int, repeat: int, neighbours: bool, policies: list) -> None:
     pools = {}
-    for policy in ("poll", "block"):
+    for policy in policies:
         os.environ["SPMDLAB_WAIT"] = policy
         pools[policy] = spmdlab.Pool(labs)
     os.environ.pop("SPMDLAB_WAIT", None)
@@ -132,7 +132,7 @@ def run(labs: int, repeat: int, neighbours: bool) -> None:
             print(f"{'workload':32} | {'poll (before)':>22} | {'block (after)':>22} | after/before")
             for k in sorted({k for _, k in t}):
                 cells = []
-                for policy in ("poll", "block"):
+                for policy in policies:
                     ours, raw = t[policy, k]
                     ratio = f" ({ours / raw:.2f}x raw)" if raw else ""
                     cells.append(f"{ours * 1e3:8.2f} ms{ratio:>12}")
@@ -147,9 +147,11 @@ def main() -> None:
     parser.add_argument("--labs", type=int, nargs="+", default=[2, 4])
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--no-neighbours", action="store_true")
+    parser.add_argument("--policies", nargs="+", default=["poll", "spin", "yield", "block"],
+                        help="SPMDLAB_WAIT values, one pool each (poll: the earlier waits)")
     args = parser.parse_args()
     for labs in args.labs:
-        run(labs, args.repeat, not args.no_neighbours)
+        run(labs, args.repeat, not args.no_neighbours, args.policies)
 
 
 if __name__ == "__main__":

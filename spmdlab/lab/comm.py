@@ -68,7 +68,9 @@ def init() -> tuple[int, int]:
     global _base, _current, _staging_limit
     _base = MPI.COMM_WORLD.Dup()
     _current = _base.Dup()
-    waits.init(MPI, abandon)
+    node = _base.Split_type(MPI.COMM_TYPE_SHARED)
+    waits.init(MPI, abandon, node.Get_size())
+    node.Free()
     _make_private(_current)
     _unlink_shared_files()
     _staging_limit = int(settings.load().staging_mb * 2 ** 20)

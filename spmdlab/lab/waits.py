@@ -11,8 +11,10 @@ share of the core against idle MPI neighbours that poll too (one that yielded or
 lost it; issue 23). ``probe`` polls (matched probes have no request): it spins, yields
 for ``YIELD_SECONDS``, then sleeps up to 1 ms between tests.
 
-``SPMDLAB_WAIT=poll`` keeps the earlier waits (test, yield for 2 ms, then sleep), so a
-benchmark can time both in one run (benchmarks/bench_waits.py).
+``SPMDLAB_WAIT=poll`` keeps the earlier waits (test, yield for 2 ms, then sleep), and
+``SPMDLAB_WAIT=spin`` tests in a tight loop for 5 ms before those, ``yield`` yields for
+50 ms before it sleeps, so a benchmark can time the policies in one run
+(benchmarks/bench_waits.py).
 
 This module imports no MPI: ``lab.comm`` (the only importer of mpi4py) hands it the MPI
 module and its ``abandon`` in :func:`init`.
@@ -25,11 +27,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .. import runtime
+from .. import runtime, settings
 
 __all__ = ["init", "WakingEvent", "wait", "wait_all", "wait_every", "probe", "give_up"]
 
 SPIN_SECONDS = 5e-5
+POLICY = "auto"  # block when this machine has a core per lab of the pool, else yield
+# the polling policies: (seconds of tight loop, seconds of yielding) before sleeping
+_SPINS = {"poll": (0.0, 0.002), "spin": (0.005, 0.002), "yield": (5e-5, 0.05)}
 YIELD_SECONDS = 0.002
 _WAKE_TAG = 1
 _WAKE_BYTE = bytes(1)  # the interrupt thread's message (constant: MPI may read it later)
@@ -55,13 +60,23 @@ class WakingEvent(threading.Event):
                 pass  # MPI finalised: the lab is ending anyway
 
 
-def init(mpi: Any, abandon: Callable[..., None]) -> None:
+def init(mpi: Any, abandon: Callable[..., None], labs_here: int) -> None:
     """Called once by ``comm.init``: the MPI module, ``comm.abandon`` (keeps an aborted
-    request and its buffers until it completes), the wake-up communicator and flag."""
-    global MPI, _abandon, _wake_comm, SPIN_SECONDS
+    request and its buffers until it completes) and how many labs share this machine;
+    makes the wake-up communicator and flag.
+
+    The policy (``SPMDLAB_WAIT``, default ``auto``): with a core for every lab of this
+    machine, ``block`` (MPI's own wait: it spins, so it keeps its core against idle
+    neighbours); with more labs than cores, ``yield`` (a lab that waits hands its core to
+    one that still computes: MPI's spinning wait kept the computing lab off the core for
+    whole time slices, 200 scalar reductions on 4 labs / 2 cores took 5.8 times as long)."""
+    global MPI, _abandon, _wake_comm, SPIN_SECONDS, YIELD_SECONDS
     MPI, _abandon = mpi, abandon
-    if os.environ.get("SPMDLAB_WAIT") == "poll":
-        SPIN_SECONDS = 0.0
+    policy = os.environ.get("SPMDLAB_WAIT", POLICY)
+    if policy == "auto":
+        policy = "block" if labs_here <= settings.cpu_cores() else "yield"
+    if policy in _SPINS:  # no blocking MPI wait: test (spinning first), yield, sleep
+        SPIN_SECONDS, YIELD_SECONDS = _SPINS[policy]
         return
     _wake_comm = mpi.COMM_SELF.Dup()
     runtime.state.abort = WakingEvent()
