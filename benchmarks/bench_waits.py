@@ -129,14 +129,15 @@ def run(labs: int, repeat: int, neighbours: bool, policies: list) -> None:
             with idle_neighbours(enabled=on):
                 t = _phase(pools, envs, repeat)
             print(f"\n{labs} labs, {name} (load {os.getloadavg()[0]:.1f}):")
-            print(f"{'workload':32} | {'poll (before)':>22} | {'block (after)':>22} | after/before")
+            print(f"{'workload':32} | " + " | ".join(f"{p:>24}" for p in policies) + f" | ratios to {policies[0]}")
             for k in sorted({k for _, k in t}):
                 cells = []
                 for policy in policies:
                     ours, raw = t[policy, k]
                     ratio = f" ({ours / raw:.2f}x raw)" if raw else ""
-                    cells.append(f"{ours * 1e3:8.2f} ms{ratio:>12}")
-                print(f"{k:32} | {cells[0]:>22} | {cells[1]:>22} | {t['block', k][0] / t['poll', k][0]:.2f}")
+                    cells.append(f"{ours * 1e3:8.2f} ms{ratio:>14}")
+                ratios = " ".join(f"{t[p, k][0] / t[policies[0], k][0]:.2f}" for p in policies[1:])
+                print(f"{k:32} | " + " | ".join(f"{c:>24}" for c in cells) + f" | {ratios}")
     finally:
         for pool in pools.values():
             pool.close()

@@ -1,20 +1,15 @@
-"""The labs' interruptible waits (``comm.wait``, ``wait_every``, ``probe``).
+"""The labs' interruptible waits (``comm.wait``, ``wait_every``, ``probe``), by policy
+(``SPMDLAB_WAIT``; default ``poll``, see ``POLICY`` for the measurements behind it):
 
-A wait first tests its requests in a tight loop for ``SPIN_SECONDS`` (a collective among
-busy labs ends within microseconds: no system call, no lost core), then blocks in MPI's
-own ``Waitany`` on them together with a wake-up receive that the interrupt thread
-completes, with a message to this lab itself, when it sets the abort flag
-(:class:`WakingEvent`). So Ctrl-C, another lab's error and a timeout end a wait at once,
-and the wait costs what a blocking ``MPI_Wait`` does: MPICH keeps progressing the transfer
-(a wait that slept between tests stalled the rendezvous of large messages) and keeps its
-share of the core against idle MPI neighbours that poll too (one that yielded or slept
-lost it; issue 23). ``probe`` polls (matched probes have no request): it spins, yields
-for ``YIELD_SECONDS``, then sleeps up to 1 ms between tests.
+- ``poll``: test, yield for 2 ms, then sleep (up to 1 ms) between tests, checking the
+  abort flag; ``spin`` and ``yield`` spin or yield longer first;
+- ``block``: test in a tight loop for 50 µs, then block in MPI's own ``Waitany`` on the
+  requests together with a wake-up receive that the interrupt thread completes, with a
+  message to this lab itself, when it sets the abort flag (:class:`WakingEvent`): Ctrl-C,
+  another lab's error and a timeout end it at once, and it costs what ``MPI_Wait`` does;
+- ``auto``: ``block`` with a core for every lab of this machine, else ``yield``.
 
-``SPMDLAB_WAIT=poll`` keeps the earlier waits (test, yield for 2 ms, then sleep), and
-``SPMDLAB_WAIT=spin`` tests in a tight loop for 5 ms before those, ``yield`` yields for
-50 ms before it sleeps, so a benchmark can time the policies in one run
-(benchmarks/bench_waits.py).
+``probe`` always polls (matched probes have no request).
 
 This module imports no MPI: ``lab.comm`` (the only importer of mpi4py) hands it the MPI
 module and its ``abandon`` in :func:`init`.
@@ -32,7 +27,13 @@ from .. import runtime, settings
 __all__ = ["init", "WakingEvent", "wait", "wait_all", "wait_every", "probe", "give_up"]
 
 SPIN_SECONDS = 5e-5
-POLICY = "auto"  # block when this machine has a core per lab of the pool, else yield
+# The default policy. Measured side by side (bench_waits, 2 labs / 2 cores, load 3.6):
+# alone, block is 2-14% faster than poll; beside two idle polling MPI processes poll wins
+# (block 1.16-1.65x, yield up to 3.3x slower on 200 scalar reductions: a lab that sleeps
+# is woken ahead of the spinning neighbours, one that spins or yields waits out their
+# time slices), and with more labs than cores block lost 1.3-5.8x. So poll stays the
+# default; ``auto`` (block with a core per lab, else yield) and the others are opt-in.
+POLICY = "poll"
 # the polling policies: (seconds of tight loop, seconds of yielding) before sleeping
 _SPINS = {"poll": (0.0, 0.002), "spin": (0.005, 0.002), "yield": (5e-5, 0.05)}
 YIELD_SECONDS = 0.002
