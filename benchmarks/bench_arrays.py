@@ -11,8 +11,8 @@ and the baseline run in turns, round after round, so that both see the same mach
   a bare receive loop on each lab;
 - ``gather(D)`` at the client against the same bytes read straight from those sockets
   into a new array (gather returns a new array; the floor into a reused one is shown too);
-- ``redistribute`` 1d (columns) -> 2dbc of 80 MB inside spmd against a raw mpi4py
-  ``Alltoallv`` of the same byte counts on the same communicator;
+- ``redistribute`` 1d (columns) -> 2dbc and back of 80 MB inside spmd against a raw
+  mpi4py ``Alltoallv`` of the same byte counts on the same communicator;
 - ``D * 2 + 1`` and ``D.sum()`` at 1e7 elements against numpy on the local part alone.
   A distributed result exists only once every lab has its part, so each is timed from a
   barrier until the last lab is done (a barrier after), ours and numpy's in turns: with
@@ -173,7 +173,9 @@ def transfers(pool, mb: int, repeat: int, warmup: int = 2) -> list:
     return rows_out
 
 
-def redistribute_vs_alltoallv(pool, mb: int, repeat: int):
+def redistribute_vs_alltoallv(pool, mb: int, repeat: int, back: bool = False):
+    """``redistribute`` 1d (columns) -> 2dbc (``back``: 2dbc -> 1d) and a raw ``Alltoallv``
+    of the same byte counts, in turns."""
     cols = 1000
     rows = mb * 1_000_000 // 8 // cols
     with spmd(pool=pool):
@@ -183,8 +185,10 @@ def redistribute_vs_alltoallv(pool, mb: int, repeat: int):
         from spmdlab.layouts.plan import transfer_plan as _plan
 
         _c = _comm.block()
-        _D = codistributed.rand(rows, cols, codist=codistributor1d(2), seed=1)
-        _target = codistributor2dbc()
+        _src, _target = codistributor1d(2), codistributor2dbc()
+        if back:
+            _src, _target = _target, _src
+        _D = codistributed.rand(rows, cols, codist=_src, seed=1)
         _me, _n = _c.Get_rank() + 1, _c.Get_size()
         _p = _plan(getCodistributor(_D), _target, _n, (rows, cols), lab=_me)
         _sc = np.array([t.size * 8 for t in _p[_me - 1]], dtype=np.int64)
@@ -203,7 +207,7 @@ def redistribute_vs_alltoallv(pool, mb: int, repeat: int):
         for _i in range(repeat + 1):  # in turns, the first round a warm-up
             _ours.append(_timed(lambda: redistribute(_D, _target)))
             _raw.append(_timed(lambda: _c.Alltoallv([_sb, _sc], [_rb, _rc])))
-        times = (sorted(_ours[1:])[len(_ours[1:]) // 2], sorted(_raw[1:])[len(_raw[1:]) // 2])
+        times = tuple(sorted(_x[1:])[len(_x[1:]) // 2] for _x in (_ours, _raw))
         total = int(_c.allreduce(int(_sc.sum())))
     t_ours, t_raw = times[1]
     return t_ours, t_raw, total[1]
@@ -283,12 +287,17 @@ def main() -> None:
                              "labs, labs share cores and every collective waits for the scheduler)")
     parser.add_argument("--mb", type=int, default=80)
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=list(PARTS),
+                        help="which tables' rows to time (default: all)")
     args = parser.parse_args()
     for labs in args.labs:
-        run(labs, args.mb, args.repeat)
+        run(labs, args.mb, args.repeat, frozenset(args.parts))
 
 
-def run(labs: int, mb: int, repeat: int) -> None:
+PARTS = ("transfers", "redistribute", "elementwise", "matmul")
+
+
+def run(labs: int, mb: int, repeat: int, parts: frozenset = frozenset(PARTS)) -> None:
     pool = spmdlab.parpool(labs)
     rows = []
 
@@ -312,18 +321,21 @@ def run(labs: int, mb: int, repeat: int) -> None:
             ratio = f"{base / ours:.2f}x speed-up"
         rows.append((op, ours_txt, base_txt, ratio))
 
-    for op, ours, label, base, nbytes in transfers(pool, mb, repeat):
+    for op, ours, label, base, nbytes in transfers(pool, mb, repeat) if "transfers" in parts else []:
         add(op, ours, label, base, nbytes)
-    t_ours, t_raw, total = redistribute_vs_alltoallv(pool, mb, repeat)
-    add(f"redistribute 1d->2dbc {mb} MB ({total / 1e6:.0f} MB move)", t_ours, "raw Alltoallv", t_raw, total)
-    ew = elementwise(pool, repeat * 3)
-    add("D * 2 + 1, 1e7 elements", ew[0], "numpy on the local part", ew[1], kind="overhead")
-    add("D.sum(), 1e7 elements, until every lab is done", ew[2], "numpy on the local part", ew[3],
-        kind="overhead")
-    add("  (same run, raw)", ew[2], "numpy local sum + mpi4py Allreduce", ew[4], kind="overhead")
-    add(f"  (numpy local sum on one lab, not waiting for the others: {ew[5] * 1e3:.2f} ms)", None, "", 0)
-    t_mm, t_np = matmul(pool, repeat)
-    add("D @ E 2dbc, 2000 x 2000", t_mm, "numpy, 1 process, 1 BLAS thread", t_np, kind="speedup")
+    for back, name in ((False, "1d->2dbc"), (True, "2dbc->1d")) if "redistribute" in parts else ():
+        t_ours, t_raw, total = redistribute_vs_alltoallv(pool, mb, repeat, back)
+        add(f"redistribute {name} {mb} MB ({total / 1e6:.0f} MB move)", t_ours, "raw Alltoallv", t_raw, total)
+    ew = elementwise(pool, repeat * 3) if "elementwise" in parts else None
+    if ew is not None:
+        add("D * 2 + 1, 1e7 elements", ew[0], "numpy on the local part", ew[1], kind="overhead")
+        add("D.sum(), 1e7 elements, until every lab is done", ew[2], "numpy on the local part", ew[3],
+            kind="overhead")
+        add("  (same run, raw)", ew[2], "numpy local sum + mpi4py Allreduce", ew[4], kind="overhead")
+        add(f"  (numpy local sum on one lab, not waiting for the others: {ew[5] * 1e3:.2f} ms)", None, "", 0)
+    if "matmul" in parts:
+        t_mm, t_np = matmul(pool, repeat)
+        add("D @ E 2dbc, 2000 x 2000", t_mm, "numpy, 1 process, 1 BLAS thread", t_np, kind="speedup")
     pool.close()
 
     header = ("operation", f"spmdlab ({labs} labs)", "baseline, same run", "ratio")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import os
-import time
 
 import mpi4py
 
@@ -30,6 +29,7 @@ from mpi4py import MPI  # noqa: E402
 
 from .. import runtime  # noqa: E402
 from .. import settings  # noqa: E402
+from . import waits  # noqa: E402
 
 __all__ = ["init", "renew", "renewals", "enter_block", "block", "world_size", "abandon", "track", "untrack",
            "send_to_self", "wait", "wait_all", "wait_every", "probe", "grid_comms", "private_comm", "Staging",
@@ -69,6 +69,9 @@ def init() -> tuple[int, int]:
     global _base, _current, _staging_limit
     _base = MPI.COMM_WORLD.Dup()
     _current = _base.Dup()
+    node = _base.Split_type(MPI.COMM_TYPE_SHARED)
+    waits.init(MPI, abandon, node.Get_size())
+    node.Free()
     _make_private(_current)
     _unlink_shared_files()
     _staging_limit = int(settings.load().staging_mb * 2 ** 20)
@@ -238,84 +241,13 @@ def send_to_self(requests: list, keep: tuple) -> None:
     _self_sends.extend((r, keep) for r in requests)
 
 
-# How long a waiting lab keeps yielding the CPU before it starts to sleep. Yielding hands
-# the core to a lab that still computes (more labs than cores) and sees the answer at
-# once; sleeping wakes late. A wait longer than this is not a collective among busy
-# labs, and sleeping (up to 1 ms between polls) then spares an idle machine's CPU.
-_SPIN_SECONDS = 0.002
-
-
-def _poll(ready, what: str):
-    """Call ``ready()`` until it returns something other than None, checking for an abort
-    in between; return that value."""
-    result = ready()
-    if result is not None:
-        return result
-    runtime.state.waits += 1
-    runtime.state.waiting = what
-    try:
-        spin_until = time.perf_counter() + _SPIN_SECONDS
-        delay = 2e-5
-        while True:
-            result = ready()
-            if result is not None:
-                return result
-            runtime.check_abort()
-            if time.perf_counter() < spin_until:
-                os.sched_yield()
-            else:
-                time.sleep(delay)
-                delay = min(delay * 1.5, 1e-3)
-    finally:
-        runtime.state.waiting = ""
-
-
-def wait(request: MPI.Request, what: str, keep: tuple = ()) -> MPI.Status:
-    """Wait for ``request``, abandoning it (with ``keep``, its buffers) on abort."""
-    status = MPI.Status()
-    try:
-        return _poll(lambda: status if request.Test(status) else None, what)
-    except BaseException:
-        _give_up([request], keep)
-        raise
-
-
-def _give_up(requests: list[MPI.Request], keep: tuple) -> None:
-    """Cancel unfinished requests and keep them, with ``keep``, until they complete."""
-    for request in requests:
-        try:
-            request.Cancel()
-        except MPI.Exception:
-            pass
-        abandon(request, (keep,))
-
-
-def wait_all(requests: list[MPI.Request], what: str, keep: tuple = ()) -> None:
-    for request in requests:
-        wait(request, what, keep)
-
-
-def wait_every(requests: list[MPI.Request], what: str, keep: tuple = ()) -> None:
-    """Wait for all of ``requests`` at once (one ``Testall`` per poll); on an abort every
-    unfinished one is cancelled and kept, with ``keep``, until it completes."""
-    if not requests:
-        return
-    try:
-        _poll(lambda: True if MPI.Request.Testall(requests) else None, what)
-    except BaseException:
-        _give_up(requests, keep)
-        raise
-
-
-def probe(comm: MPI.Intracomm, source: int, tag: int, what: str) -> tuple[MPI.Message, MPI.Status]:
-    """Wait for a matching message (matched probe), interruptibly."""
-    status = MPI.Status()
-
-    def ready():
-        message = comm.improbe(source, tag, status)
-        return None if message is None else (message, status)
-
-    return _poll(ready, what)
+# --------------------------------------------------------------------------- waits
+# (lab/waits.py: a blocking MPI wait beside a wake-up receive the abort flag completes)
+wait = waits.wait
+wait_all = waits.wait_all
+wait_every = waits.wait_every
+probe = waits.probe
+_give_up = waits.give_up
 
 
 # --------------------------------------------------------------------------- process grids
