@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 
 import mpi4py
 
@@ -482,7 +483,7 @@ def make_control() -> None:
 
 def _settle(request: MPI.Request) -> None:
     """Wait for a control-tree request, not abortable: yield, then sleep up to 1 ms."""
-    spin_until = time.perf_counter() + _SPIN_SECONDS
+    spin_until = time.perf_counter() + waits.YIELD_SECONDS
     delay = 2e-5
     while not request.Test():
         if time.perf_counter() < spin_until:
