@@ -333,11 +333,14 @@ def test_long_vectors_four_step_and_bluestein(pools, n):
 
 
 def comm_counts():
-    """How many all-to-alls (redistributions) each transform makes on this lab."""
+    """How many all-to-alls (redistributions, slab transposes by messages or pipelined
+    through the staging window) each transform makes on this lab."""
     from spmdlab.arrays.fft import exchange as fx
+    from spmdlab.arrays.fft import pipeline as fpipe
 
     calls = []
     original, slab = fx.redistribute, fx.slab_transpose
+    piped = fpipe.cols_to_rows, fpipe.rows_to_cols
 
     def counting(D, codist=None):
         calls.append(codist)
@@ -347,7 +350,16 @@ def comm_counts():
         calls.append(args[1:])
         return slab(*args)
 
+    def counting_pipe(f):
+        def counted(*args, **kw):
+            r = f(*args, **kw)
+            if r is not None:  # (None: no staging window, the messages are counted)
+                calls.append(args[1:5])
+            return r
+        return counted
+
     fx.redistribute, fx.slab_transpose = counting, counting_slab
+    fpipe.cols_to_rows, fpipe.rows_to_cols = (counting_pipe(f) for f in piped)
     try:
         out = {}
         X = np.random.default_rng(0).random((64, 48))
@@ -369,6 +381,7 @@ def comm_counts():
         return out
     finally:
         fx.redistribute, fx.slab_transpose = original, slab
+        fpipe.cols_to_rows, fpipe.rows_to_cols = piped
 
 
 def test_local_axes_need_no_communication_distributed_ones_one_all_to_all(pools):

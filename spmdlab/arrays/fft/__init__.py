@@ -60,6 +60,7 @@ from ..layout import is1d
 from ..registry import implements
 from . import bailey as fb
 from . import exchange as fft_exchange
+from . import pipeline
 from .plan import default_partition
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",
@@ -97,16 +98,50 @@ def _codist_1d(dim0: int, part: Sequence[int], shape: Sequence[int]):
     return codistributor1d(dim0 + 1, list(part), tuple(shape))
 
 
-def _move(local: np.ndarray, codist, new, shape: Tuple[int, ...]) -> np.ndarray:
-    """One all-to-all to the layout ``new``: a slab transpose for matrices between rows
-    and columns, else ``redistribute``."""
-    if codist == new:
-        return local
+def _move(local: np.ndarray, codist, new, shape: Tuple[int, ...], step: Optional[_Step] = None,
+          norm: Optional[str] = None) -> np.ndarray:
+    """One all-to-all to the layout ``new``, after the local transform ``step`` (None:
+    none) of the part: for a matrix between rows and columns, a slab transpose with the
+    transform fused into its chunks (``fft.pipeline``, one machine) or, without a
+    staging window, the transform and then one ``Alltoallv``; else ``redistribute``."""
     if len(shape) == 2 and is1d(codist) and is1d(new) and codist.Dimension != new.Dimension:
         rows, cols = (codist, new) if codist.Dimension == 1 else (new, codist)
-        return fft_exchange.slab_transpose(local, shape[0], shape[1], rows.Partition, cols.Partition,
-                                           codist.Dimension == 1)
+        pre = _pre(step, norm, local.size) if step is not None else pipeline.copy
+        n1, n2, rp, cp = shape[0], shape[1], rows.Partition, cols.Partition
+        if codist.Dimension == 2:
+            out = pipeline.cols_to_rows(local, n1, n2, rp, cp, pre, "fft")
+        else:
+            out = pipeline.rows_to_cols(local, n1, n2, rp, cp, pre, "fft")
+        if out is not None:
+            return out
+        if step is not None:
+            local = _local(step.kind, local, step.axis, step.n, norm, False)
+        return fft_exchange.slab_transpose(local, n1, n2, rp, cp, codist.Dimension == 1)
+    if step is not None:
+        local = _local(step.kind, local, step.axis, step.n, norm, False)
+    if codist == new:
+        return local
     return fft_exchange.move(local, codist, new)
+
+
+def _pre(step: _Step, norm: Optional[str], size: int) -> pipeline.Pre:
+    """The local transform ``step`` of one chunk, into the chunk's buffer (in place)."""
+    f = sfft.fft if step.kind == "c2c-" else sfft.ifft
+    axis, how, workers = step.axis, norm or "backward", threads.fft_workers(size)
+
+    def pre(src: np.ndarray, buf: np.ndarray, first: int) -> None:
+        np.copyto(buf, src)
+        r = f(buf, axis=axis, norm=how, overwrite_x=True, workers=workers)
+        if not np.may_share_memory(r, buf):  # (scipy transforms a complex buffer in place)
+            np.copyto(buf, r)
+    return pre
+
+
+def _fusable(step: _Step, local: np.ndarray, shape: Tuple[int, ...], codist, p: int) -> bool:
+    """Whether ``step`` may wait to be fused into the next slab transpose: a complex
+    transform of a matrix that keeps its length."""
+    return (p > 1 and len(shape) == 2 and is1d(codist) and step.kind in ("c2c-", "c2c+")
+            and step.n == shape[step.axis] and local.dtype.kind == "c" and local.size > 0)
 
 
 # --------------------------------------------------------------------------- local kernels
@@ -207,12 +242,23 @@ def _transform(D: Any, steps: List[_Step], norm: Optional[str], out: Any = None,
             e = first
         new = _codist_1d(e, default_partition(shape[e], p), shape)
         local, codist, own = _move(local, codist, new, shape), new, True
+    deferred: Optional[_Step] = None  # a local transform left to fuse into the next transpose
+
+    def flush() -> None:
+        nonlocal local, own, deferred
+        if deferred is not None:
+            local, own, deferred = _local(deferred.kind, local, deferred.axis, deferred.n, norm, own), True, None
+
     while pending:
         d = codist.Dimension - 1 if is1d(codist) else -1
         runnable = _first_steps(pending)
         local_steps = [i for i in runnable if pending[i].axis != d or p == 1]
         if local_steps:
+            flush()
             step = pending.pop(local_steps[0])
+            if _fusable(step, local, shape, codist, p):
+                deferred = step
+                continue
             local, own = _local(step.kind, local, step.axis, step.n, norm, own), True
             shape = shape[:step.axis] + (local.shape[step.axis],) + shape[step.axis + 1:]
             if is1d(codist):  # (one lab: the distributed axis may change length)
@@ -220,6 +266,7 @@ def _transform(D: Any, steps: List[_Step], norm: Optional[str], out: Any = None,
             continue
         step = pending[runnable[0]]
         if math.prod(shape[:step.axis] + shape[step.axis + 1:]) == 1:  # a vector: four-step / Bluestein
+            flush()
             pending.pop(runnable[0])
             y, part = _vector_step(step, local.reshape(-1), own, codist.Partition, norm)
             shape = shape[:step.axis] + (sum(part),) + shape[step.axis + 1:]
@@ -230,7 +277,7 @@ def _transform(D: Any, steps: List[_Step], norm: Optional[str], out: Any = None,
             continue
         e = _choose_dim(shape, pending, step.axis, p)
         new = _codist_1d(e, default_partition(shape[e], p), shape)
-        local, codist, own = _move(local, codist, new, shape), new, True
+        local, codist, own, deferred = _move(local, codist, new, shape, deferred, norm), new, True, None
     if not is1d(orig):
         target = codistributor2dbc(orig.LabGrid, orig.BlockSize, orig.Orientation).complete(shape, p)
     else:
@@ -240,9 +287,11 @@ def _transform(D: Any, steps: List[_Step], norm: Optional[str], out: Any = None,
     if p == 1:  # one lab holds the whole array in any layout
         codist = target
     if out is not None:
+        flush()
         return _into(out, local, codist, shape, what)
     if not transposed and codist != target:
-        local, codist = _move(local, codist, target, shape), target
+        local, codist, own, deferred = _move(local, codist, target, shape, deferred, norm), target, True, None
+    flush()
     if not own:
         local = local.copy()
     return fft_exchange.wrap(local, codist)
