@@ -474,3 +474,128 @@ def test_memory_part_plus_one_exchange_buffer(pools, what, bound):
         peak, result = res[lab]
         assert result == pytest.approx(1.0, rel=0.05)
         assert 1.0 <= peak <= bound, (lab, peak)
+
+
+# =========================================================================== pipelined transposes
+def _uneven(n, p):
+    """A partition of n over p labs unlike the default one (the first lab holds 1)."""
+    if p == 1 or n < p:
+        return fp.default_partition(n, p)
+    return [1] + fp.default_partition(n - 1, p - 1)
+
+
+def pipelined_in_many_chunks(shapes, vector_lengths):
+    """On the labs: with chunks of a few hundred bytes (so many chunks, with the buffers
+    reused round after round), matrices by rows and by columns (default and uneven
+    partitions) and four-step vectors against numpy; returns (failures, whether each
+    transpose went through the staging window)."""
+    from spmdlab import numlabs
+    from spmdlab.arrays.fft import pipeline
+
+    p = numlabs()
+    saved = pipeline.CHUNK_BYTES, pipeline.MIN_CHUNKS, pipeline.SMALL_BYTES, pipeline.window
+    used = []
+
+    def counting(nbytes, what):
+        st = saved[3](nbytes, what)
+        used.append(st is not None)
+        return st
+
+    pipeline.CHUNK_BYTES, pipeline.MIN_CHUNKS, pipeline.SMALL_BYTES, pipeline.window = 512, 8, 0, counting
+    bad = []
+    try:
+        for shape in shapes:
+            rng = np.random.default_rng(zlib.crc32(repr(shape).encode()))
+            X = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+            for dim, part in ((1, None), (2, None), (1, _uneven(shape[0], p)), (2, _uneven(shape[1], p))):
+                codist = codistributor1d(dim) if part is None else codistributor1d(dim, part, shape)
+                D = codistributed(X, codist)
+                for name, f, want in (
+                        ("fft2", lambda d: np.fft.fft2(d), np.fft.fft2(X)),
+                        ("ifft2 ortho", lambda d: np.fft.ifft2(d, norm="ortho"), np.fft.ifft2(X, norm="ortho")),
+                        ("fft axis 0", lambda d: np.fft.fft(d, axis=0), np.fft.fft(X, axis=0)),
+                        ("ifft axis 1", lambda d: np.fft.ifft(d, axis=1), np.fft.ifft(X, axis=1)),
+                        ("fft2 T", lambda d: cfft.fft2(d, transposed=True), np.fft.fft2(X)),
+                        ("round trip T", lambda d: cfft.ifft2(cfft.fft2(d, transposed=True), transposed=True), X)):
+                    R = f(D)
+                    err = float(np.max(np.abs(gather(R) - want))) / max(1.0, float(np.max(np.abs(want))))
+                    if err > 1e-12:
+                        bad.append(f"{shape} dim {dim} part {part} {name}: error {err:.3g}")
+                    if name != "fft2 T" and getCodistributor(R).Dimension != dim:
+                        bad.append(f"{shape} dim {dim} {name}: result layout {getCodistributor(R)!r}")
+                if not np.array_equal(gather(D), X):
+                    bad.append(f"{shape} dim {dim}: the input changed")
+        for n in vector_lengths:
+            x = np.random.default_rng(n).standard_normal(n) + 1j
+            V = codistributed(x)
+            for name, f, g in (("fft", np.fft.fft, np.fft.fft), ("ifft", np.fft.ifft, np.fft.ifft)):
+                want = g(x)
+                err = float(np.max(np.abs(gather(f(V)) - want)) / np.max(np.abs(want)))
+                if err > 1e-12:
+                    bad.append(f"vector {n} {name}: error {err:.3g}")
+    finally:
+        pipeline.CHUNK_BYTES, pipeline.MIN_CHUNKS, pipeline.SMALL_BYTES, pipeline.window = saved
+    return bad, used
+
+
+@pytest.mark.parametrize("labs", (2, 3))
+def test_pipelined_transposes_in_many_chunks_equal_numpy(pools, labs):
+    """The slab transposes through the staging window, in many small chunks (each lab's
+    four buffers reused again and again: a lab that wrote a buffer another still read
+    would show here), uneven partitions and lengths that do not split evenly."""
+    res = spmdlab.spmd_run(pipelined_in_many_chunks, [(37, 29), (8, 61), (64, 24)], [4096, 36 * 25],
+                           pool=pools[labs], timeout=170)
+    for lab in range(1, labs + 1):
+        bad, used = res[lab]
+        assert not bad, (labs, lab, bad[:10])
+        assert used and all(used), (labs, lab, used)
+
+
+# =========================================================================== 3-D arrays
+def three_d_cases(shapes):
+    """On the labs: fftn and its relatives of 3-D arrays in 1-D layouts along each
+    dimension (default and uneven partitions), against numpy on the whole array."""
+    from spmdlab import numlabs
+
+    p = numlabs()
+    bad, count = [], 0
+    for shape in shapes:
+        rng = np.random.default_rng(zlib.crc32(repr(shape).encode()))
+        X = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+        R = X.real.copy()
+        for dim in (1, 2, 3):
+            for part in (None, _uneven(shape[dim - 1], p)):
+                codist = codistributor1d(dim) if part is None else codistributor1d(dim, part, shape)
+                D, E = codistributed(X, codist), codistributed(R, codist)
+                for name, f, want in (
+                        ("fftn", lambda: np.fft.fftn(D), np.fft.fftn(X)),
+                        ("ifftn ortho", lambda: np.fft.ifftn(D, norm="ortho"), np.fft.ifftn(X, norm="ortho")),
+                        ("fftn axes (2, 0)", lambda: np.fft.fftn(D, axes=(2, 0)), np.fft.fftn(X, axes=(2, 0))),
+                        ("fftn s", lambda: np.fft.fftn(D, s=(3, 4, 5), axes=(0, 1, 2)),
+                         np.fft.fftn(X, s=(3, 4, 5), axes=(0, 1, 2))),
+                        ("rfftn", lambda: np.fft.rfftn(E), np.fft.rfftn(R)),
+                        ("irfftn", lambda: np.fft.irfftn(np.fft.rfftn(E), s=shape), R),
+                        ("fftn T", lambda: cfft.fftn(D, transposed=True), np.fft.fftn(X))):
+                    count += 1
+                    try:
+                        G = f()
+                        got = gather(G)
+                    except Exception as exc:
+                        bad.append(f"{shape} dim {dim} part {part} {name}: {exc!r}")
+                        continue
+                    scale = max(1.0, float(np.max(np.abs(want))))
+                    if got.shape != want.shape or float(np.max(np.abs(got - want))) > 1e-12 * scale:
+                        bad.append(f"{shape} dim {dim} part {part} {name}: wrong values")
+                    elif name != "fftn T" and getCodistributor(G).Dimension != dim:
+                        bad.append(f"{shape} dim {dim} {name}: result layout {getCodistributor(G)!r}")
+    return bad, count
+
+
+@pytest.mark.parametrize("labs", (2, 3, 4))
+def test_three_dimensional_fftn_on_every_one_d_layout_equals_numpy(pools, labs):
+    """3-D arrays distributed along each of their dimensions, some too short for every lab
+    to hold a slab of them ((2, 9, 3) on 3 and 4 labs)."""
+    res = spmdlab.spmd_run(three_d_cases, [(8, 6, 10), (4, 3, 16), (2, 9, 3)], pool=pools[labs], timeout=170)
+    for lab in range(1, labs + 1):
+        bad, count = res[lab]
+        assert not bad, (labs, lab, bad[:10], len(bad), count)
