@@ -552,13 +552,24 @@ def test_pipelined_transposes_in_many_chunks_equal_numpy(pools, labs):
 
 
 # =========================================================================== 3-D arrays
-def three_d_cases(shapes):
+def three_d_cases(shapes, messages=False):
     """On the labs: fftn and its relatives of 3-D arrays in 1-D layouts along each
-    dimension (default and uneven partitions), against numpy on the whole array."""
+    dimension (default and uneven partitions), against numpy on the whole array
+    (``messages``: without the staging window, as on several machines)."""
     from spmdlab import numlabs
+    from spmdlab.arrays.fft import pipeline
 
     p = numlabs()
-    bad, count = [], 0
+    bad: list = []
+    pipeline.ENABLED = not messages
+    try:
+        _three_d(shapes, p, bad)
+    finally:
+        pipeline.ENABLED = True
+    return bad
+
+
+def _three_d(shapes, p, bad):
     for shape in shapes:
         rng = np.random.default_rng(zlib.crc32(repr(shape).encode()))
         X = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
@@ -576,7 +587,6 @@ def three_d_cases(shapes):
                         ("rfftn", lambda: np.fft.rfftn(E), np.fft.rfftn(R)),
                         ("irfftn", lambda: np.fft.irfftn(np.fft.rfftn(E), s=shape), R),
                         ("fftn T", lambda: cfft.fftn(D, transposed=True), np.fft.fftn(X))):
-                    count += 1
                     try:
                         G = f()
                         got = gather(G)
@@ -588,14 +598,50 @@ def three_d_cases(shapes):
                         bad.append(f"{shape} dim {dim} part {part} {name}: wrong values")
                     elif name != "fftn T" and getCodistributor(G).Dimension != dim:
                         bad.append(f"{shape} dim {dim} {name}: result layout {getCodistributor(G)!r}")
-    return bad, count
 
 
-@pytest.mark.parametrize("labs", (2, 3, 4))
-def test_three_dimensional_fftn_on_every_one_d_layout_equals_numpy(pools, labs):
-    """3-D arrays distributed along each of their dimensions, some too short for every lab
-    to hold a slab of them ((2, 9, 3) on 3 and 4 labs)."""
-    res = spmdlab.spmd_run(three_d_cases, [(8, 6, 10), (4, 3, 16), (2, 9, 3)], pool=pools[labs], timeout=170)
+@pytest.mark.parametrize("labs,messages", [(2, False), (3, False), (4, False), (3, True)])
+def test_three_dimensional_fftn_on_every_one_d_layout_equals_numpy(pools, labs, messages):
+    """3-D arrays distributed along each of their dimensions (pencils along the first and
+    the last, slabs along the middle one), some too short for every lab to hold a slab of
+    them ((2, 9, 3) on 3 and 4 labs); with and without the staging window."""
+    res = spmdlab.spmd_run(three_d_cases, [(8, 6, 10), (4, 3, 16), (2, 9, 3)], messages, pool=pools[labs],
+                           timeout=170)
     for lab in range(1, labs + 1):
-        bad, count = res[lab]
-        assert not bad, (labs, lab, bad[:10], len(bad), count)
+        bad = res[lab]
+        assert not bad, (labs, lab, bad[:10], len(bad))
+
+
+def pencil_counts():
+    """On the labs: how fftn of a 3-D array by its last dimension moves (pencils: two
+    transposes of the (x·y, z) matrix; a slab along x would need a redistribution there
+    and one back) and the shapes of the pencils."""
+    from spmdlab.arrays.fft import exchange as fx
+    from spmdlab.arrays.fft import pipeline as fpipe
+
+    calls = []
+    piped, original = (fpipe.cols_to_rows, fpipe.rows_to_cols), fx.redistribute
+
+    def counted(f):
+        def g(*args, **kw):
+            calls.append((f.__name__, args[1], args[2]))
+            return f(*args, **kw)
+        return g
+
+    fpipe.cols_to_rows, fpipe.rows_to_cols = (counted(f) for f in piped)
+    fx.redistribute = lambda *a: calls.append("redistribute") or original(*a)
+    try:
+        X = np.random.default_rng(1).random((2, 3, 40)) + 0j
+        np.fft.fftn(codistributed(X))
+    finally:
+        fpipe.cols_to_rows, fpipe.rows_to_cols = piped
+        fx.redistribute = original
+    return calls
+
+
+def test_three_dimensional_fftn_by_pencils(pools):
+    """(2, 3, 40) on 4 labs: x and y too short for slabs of every lab; pencils: the 6 x-y
+    positions split over the labs, whole z lines each, one transpose there, one back."""
+    res = spmdlab.spmd_run(pencil_counts, pool=pools[4], timeout=100)
+    for lab in range(1, 5):
+        assert res[lab] == [("cols_to_rows", 6, 40), ("rows_to_cols", 6, 40)], res[lab]

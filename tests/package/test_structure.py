@@ -120,6 +120,7 @@ ARRAY_LAYERS = [
     {"fft.plan"},
     {"fft.exchange"},
     {"fft.pipeline"},
+    {"fft.pencil"},
     {"fft.bailey"},
     {"fft"},
     {"fft.matlab"},

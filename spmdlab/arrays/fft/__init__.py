@@ -60,7 +60,7 @@ from ..layout import is1d
 from ..registry import implements
 from . import bailey as fb
 from . import exchange as fft_exchange
-from . import pipeline
+from . import pencil, pipeline
 from .plan import default_partition
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",
@@ -135,6 +135,14 @@ def _pre(step: _Step, norm: Optional[str], size: int) -> pipeline.Pre:
         if not np.may_share_memory(r, buf):  # (scipy transforms a complex buffer in place)
             np.copyto(buf, r)
     return pre
+
+
+def _pencils_apply(steps: List[_Step], local: np.ndarray, shape: Tuple[int, ...], codist) -> bool:
+    """Whether ``fft.pencil`` may run ``steps``: complex transforms of one direction along
+    distinct axes, lengths kept, of an array of three or more dimensions in a 1-D layout."""
+    return (len(shape) >= 3 and bool(steps) and is1d(codist) and local.dtype.kind == "c"
+            and len({s.kind for s in steps}) == 1 and steps[0].kind in ("c2c-", "c2c+")
+            and len({s.axis for s in steps}) == len(steps) and all(s.n == shape[s.axis] for s in steps))
 
 
 def _fusable(step: _Step, local: np.ndarray, shape: Tuple[int, ...], codist, p: int) -> bool:
@@ -242,6 +250,11 @@ def _transform(D: Any, steps: List[_Step], norm: Optional[str], out: Any = None,
             e = first
         new = _codist_1d(e, default_partition(shape[e], p), shape)
         local, codist, own = _move(local, codist, new, shape), new, True
+    if out is None and not transposed and _pencils_apply(pending, local, shape, codist):
+        y = pencil.transform(local, shape, codist.Partition, codist.Dimension - 1, [s.axis for s in pending],
+                             pending[0].kind, norm)
+        if y is not None:
+            return fft_exchange.wrap(y, codist)
     deferred: Optional[_Step] = None  # a local transform left to fuse into the next transpose
 
     def flush() -> None:
