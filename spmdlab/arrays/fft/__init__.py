@@ -125,15 +125,11 @@ def _move(local: np.ndarray, codist, new, shape: Tuple[int, ...], step: Optional
 
 
 def _pre(step: _Step, norm: Optional[str], size: int) -> pipeline.Pre:
-    """The local transform ``step`` of one chunk, into the chunk's buffer (in place)."""
-    f = sfft.fft if step.kind == "c2c-" else sfft.ifft
-    axis, how, workers = step.axis, norm or "backward", threads.fft_workers(size)
+    """The local transform ``step`` of one chunk, into the chunk's buffer."""
+    axes, forward, workers = (step.axis,), step.kind == "c2c-", threads.fft_workers(size)
 
     def pre(src: np.ndarray, buf: np.ndarray, first: int) -> None:
-        np.copyto(buf, src)
-        r = f(buf, axis=axis, norm=how, overwrite_x=True, workers=workers)
-        if not np.may_share_memory(r, buf):  # (scipy transforms a complex buffer in place)
-            np.copyto(buf, r)
+        pipeline.fft_into(src, buf, axes, forward, norm, workers)
     return pre
 
 

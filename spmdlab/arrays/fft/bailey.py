@@ -150,11 +150,6 @@ def nat_to_spec(x: np.ndarray, n1: int, n2: int, sign: int) -> np.ndarray:
     return _local_fft(a, 1, sign)
 
 
-def _in_place(r: np.ndarray, buf: np.ndarray) -> None:
-    if not np.may_share_memory(r, buf):  # (scipy transforms a complex buffer in place)
-        np.copyto(buf, r)
-
-
 def four_step_shared(x: np.ndarray, n1: int, n2: int, sign: int) -> Optional[Tuple[np.ndarray, Partition]]:
     """The whole four-step (``nat_to_spec`` then ``spec_order_to_nat``) with its three
     transposes pipelined through the staging window (``fft.pipeline``): the column FFTs
@@ -171,14 +166,14 @@ def four_step_shared(x: np.ndarray, n1: int, n2: int, sign: int) -> Optional[Tup
         return None
     c0 = sum(cols[:me])
 
+    how = "backward" if sign < 0 else "forward"  # unnormalized both ways
+
     def columns(src: np.ndarray, buf: np.ndarray, j0: int) -> None:
-        np.copyto(buf, src)
-        _in_place(_local_fft(buf, 0, sign, workers), buf)
+        pipeline.fft_into(src, buf, (0,), sign < 0, how, workers)
         _twiddle(buf, 0, c0 + j0, n1 * n2, sign)
 
     def by_rows(src: np.ndarray, buf: np.ndarray, i0: int) -> None:
-        np.copyto(buf, src)
-        _in_place(_local_fft(buf, 1, sign, workers), buf)
+        pipeline.fft_into(src, buf, (1,), sign < 0, how, workers)
 
     b = pipeline.cols_to_rows(a, n1, n2, rows, cols, columns, "fft")
     if b is None:  # (longer chunks than the window holds: messages)

@@ -21,7 +21,6 @@ import math
 from typing import Optional, Sequence, Tuple
 
 import numpy as np
-import scipy.fft as sfft
 
 from .. import threads
 from ..base import here
@@ -30,11 +29,6 @@ from . import pipeline
 from .plan import default_partition
 
 __all__ = ["transform"]
-
-
-def _fill(r: np.ndarray, buf: np.ndarray) -> None:
-    if not np.may_share_memory(r, buf):  # (scipy transforms a complex buffer in place)
-        np.copyto(buf.reshape(r.shape), r)
 
 
 def _exchange(local: np.ndarray, n1: int, n2: int, rows: Sequence[int], cols: Sequence[int],
@@ -63,23 +57,21 @@ def transform(local: np.ndarray, shape: Tuple[int, ...], part: Sequence[int], d:
     if p == 1 or ndim < 3 or d not in (0, ndim - 1) or d not in axes or 0 in shape:
         return None
     me = here()[0] - 1
-    many = sfft.fftn if kind == "c2c-" else sfft.ifftn
-    one = sfft.fft if kind == "c2c-" else sfft.ifft
-    how, workers = norm or "backward", threads.fft_workers(local.size)
+    forward, workers = kind == "c2c-", threads.fft_workers(local.size)
     others = [a for a in axes if a != d]
     if d == ndim - 1:
         n1, n2, inner = math.prod(shape[:-1]), shape[-1], shape[:-1]
         rows, cols = default_partition(n1, p), list(part)
 
         def planes(src: np.ndarray, buf: np.ndarray, j0: int) -> None:  # chunks of columns (n1, w)
-            np.copyto(buf, src)
-            if others:
-                v = buf.reshape((*inner, buf.shape[1]))
-                _fill(many(v, axes=others, norm=how, overwrite_x=True, workers=workers), v)
+            if not others:
+                np.copyto(buf, src)
+                return
+            w = buf.shape[1]
+            pipeline.fft_into(src.reshape((*inner, w)), buf.reshape((*inner, w)), others, forward, norm, workers)
 
         def lines(src: np.ndarray, buf: np.ndarray, i0: int) -> None:  # chunks of pencils (h, n2)
-            np.copyto(buf, src)
-            _fill(one(buf, axis=1, norm=how, overwrite_x=True, workers=workers), buf)
+            pipeline.fft_into(src, buf, (1,), forward, norm, workers)
 
         mid = _exchange(local.reshape(n1, cols[me]), n1, n2, rows, cols, planes, True)
         return _exchange(mid, n1, n2, rows, cols, lines, False).reshape(local.shape)
@@ -87,14 +79,14 @@ def transform(local: np.ndarray, shape: Tuple[int, ...], part: Sequence[int], d:
     rows, cols = list(part), default_partition(n2, p)
 
     def slabs(src: np.ndarray, buf: np.ndarray, i0: int) -> None:  # chunks of rows (h, n2)
-        np.copyto(buf, src)
-        if others:
-            v = buf.reshape((buf.shape[0], *inner))
-            _fill(many(v, axes=others, norm=how, overwrite_x=True, workers=workers), v)
+        if not others:
+            np.copyto(buf, src)
+            return
+        h = buf.shape[0]
+        pipeline.fft_into(src.reshape((h, *inner)), buf.reshape((h, *inner)), others, forward, norm, workers)
 
     def pencils(src: np.ndarray, buf: np.ndarray, j0: int) -> None:  # chunks of pencils (n1, w)
-        np.copyto(buf, src)
-        _fill(one(buf, axis=0, norm=how, overwrite_x=True, workers=workers), buf)
+        pipeline.fft_into(src, buf, (0,), forward, norm, workers)
 
     mid = _exchange(local.reshape(rows[me], n2), n1, n2, rows, cols, slabs, False)
     return _exchange(mid, n1, n2, rows, cols, pencils, True).reshape(local.shape)

@@ -30,13 +30,22 @@ import math
 from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy as np
+import scipy.fft as sfft
 
 from ...lab import lazy_comm as comm
 from ..base import here
 
-__all__ = ["CHUNK_BYTES", "ENABLED", "cols_to_rows", "copy", "rows_to_cols", "window"]
+try:  # scipy.fft's own kernel, which takes out=: a chunk transformed straight into its buffer
+    from scipy.fft._pocketfft import pypocketfft as _pocketfft
+except ImportError:  # pragma: no cover - another scipy: a copy and scipy.fft in place
+    _pocketfft = None
 
-CHUNK_BYTES = 4 << 20  # one chunk of one lab: a few MB, so that it is still in cache when copied
+__all__ = ["CHUNK_BYTES", "ENABLED", "cols_to_rows", "copy", "fft_into", "rows_to_cols", "window"]
+
+# One chunk of one lab: about 1 MB, so that it stays in cache between its transform and
+# its copies (measured on 2 labs, fft2 4096^2: CPU per lab 0.39 s at 4 MB, 0.29 s at
+# 1 MB, 0.37 s at 512 kB, where the barriers start to cost).
+CHUNK_BYTES = 1 << 20
 MIN_CHUNKS, SMALL_BYTES = 8, 256 << 10
 ENABLED = True  # False: always the message exchanges (benchmarks compare both)
 _BUFFERS = 4
@@ -182,3 +191,27 @@ def rows_to_cols(local: np.ndarray, n1: int, n2: int, rows: Sequence[int], cols:
 def copy(src: np.ndarray, buf: np.ndarray, first: int) -> None:
     """The ``pre`` of a plain transpose: the chunk as it is."""
     np.copyto(buf, src)
+
+
+_INORM = {("backward", True): 0, ("backward", False): 2, ("ortho", True): 1, ("ortho", False): 1,
+          ("forward", True): 2, ("forward", False): 0}
+
+
+def fft_into(src: np.ndarray, buf: np.ndarray, axes: Sequence[int], forward: bool, norm: Optional[str],
+             workers: int) -> None:
+    """``buf[...] =`` the complex FFT of ``src`` (same shape) along ``axes`` with numpy's
+    ``norm``: along the last axis scipy.fft's pocketfft kernel writing into ``buf`` (no
+    copy of the chunk first: 0.065 s against 0.077 s for 2048 x 4096 in chunks of 128
+    rows); along others a copy and ``scipy.fft.fftn`` in place (the copy makes the
+    lines of ``buf`` contiguous, which pays: 0.095 s against 0.111 s for 4096 x 2048
+    in chunks of 16 columns)."""
+    how = norm or "backward"
+    last = tuple(axes) == (src.ndim - 1,)
+    if last and _pocketfft is not None and src.dtype == buf.dtype and src.dtype.kind == "c":
+        _pocketfft.c2c(src, tuple(axes), forward, _INORM[(how, forward)], buf, workers)
+        return
+    np.copyto(buf, src)
+    f = sfft.fftn if forward else sfft.ifftn
+    r = f(buf, axes=list(axes), norm=how, overwrite_x=True, workers=workers)
+    if not np.may_share_memory(r, buf):
+        np.copyto(buf, r)
