@@ -462,13 +462,14 @@ def memory_probe(n, what):
     return peak / part, getLocalPart(R).nbytes / part
 
 
-@pytest.mark.parametrize("what,bound", [("fft2", 3.1), ("vector", 3.9)])
+@pytest.mark.parametrize("what,bound", [("fft2", 2.7), ("vector", 2.3)])
 def test_memory_part_plus_one_exchange_buffer(pools, what, bound):
     """fft2: a lab holds its part and, at the peak, the intermediate part, the result's part
-    and one exchange buffer (new memory: at most 3 parts). The four-step vector FFT has
-    one more intermediate in flight at its last transpose (3.75 parts measured on 4 labs).
-    Nothing like the whole array is ever allocated (that alone would be numlabs parts and
-    more for the vector's padding)."""
+    and the four chunks of the staging window its pipelined transposes use (2.51 parts of
+    new memory measured on 4 labs; 2.76 with the message exchanges before). The
+    pipelined four-step vector FFT frees each intermediate after its transpose (2.02
+    parts; 3.77 before). Nothing like the whole array is ever allocated (that alone
+    would be numlabs parts and more for the vector's padding)."""
     res = spmdlab.spmd_run(memory_probe, 512, what, pool=pools[4], timeout=100)
     for lab in range(1, 5):
         peak, result = res[lab]

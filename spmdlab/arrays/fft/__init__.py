@@ -15,10 +15,14 @@ multidimensional FFTs):
 
 - along an axis every lab holds whole: the local FFT (scipy.fft, one thread per lab),
   no communication;
-- along the distributed axis: one all-to-all (``redistribute``) to a 1-D layout along
-  another axis, where the transformed axis is local, then the local FFT. The axes that
-  are local are always transformed first, so ``fft2``/``fftn`` of a slab-distributed
-  array need one all-to-all there and one back;
+- along the distributed axis: one all-to-all to a 1-D layout along another axis, where
+  the transformed axis is local, then the local FFT. The axes that are local are always
+  transformed first, so ``fft2``/``fftn`` of a slab-distributed array need one
+  all-to-all there and one back. For a matrix these are slab transposes pipelined
+  through the labs' staging window with the local FFTs fused into their chunks
+  (``fft.pipeline``; by messages, ``fft.exchange``, when the labs are on several
+  machines); arrays of three or more dimensions laid out along their first or last
+  dimension go by pencils (``fft.pencil``); others through ``redistribute``;
 - a vector (or an array whose other dimensions are all 1): the four-step (Bailey)
   algorithm, Bluestein for lengths without a usable factorization; see
   ``spmdlab.arrays.fft.bailey``. No lab ever holds the whole vector.
@@ -33,10 +37,11 @@ axes first, so ``ifft2(fft2(D, transposed=True), transposed=True)`` takes two
 all-to-alls and ends in D's layout (when D has the default partition).
 
 Memory (``tests/arrays/test_fft.py::test_memory_part_plus_one_exchange_buffer``, tracemalloc on
-4 labs): during ``fft2`` a lab holds its part plus, at the peak, the intermediate part,
-the result's part and one exchange buffer (2.76 parts of new memory); the four-step
-vector FFT peaks at 3.77 parts (one more intermediate at its last transpose). The
-exchange buffer of the slab transposes (``fft_exchange``) is kept for the next call, and
+4 labs, the staging window's growth counted): during ``fft2`` a lab holds its part plus,
+at the peak, the intermediate part, the result's part and four chunks of the staging
+window (at most half a part: 2.51 parts of new memory); the pipelined four-step frees
+each intermediate after its transpose (2.02 parts). The exchange buffer of the message transposes (``fft_exchange``) is kept for
+the next call, and
 Bluestein keeps the spectrum of its chirp (one part of the padded length);
 ``fft_bailey.clear_cache()`` drops both.
 """
