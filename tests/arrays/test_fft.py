@@ -646,3 +646,38 @@ def test_three_dimensional_fftn_by_pencils(pools):
     res = spmdlab.spmd_run(pencil_counts, pool=pools[4], timeout=100)
     for lab in range(1, 5):
         assert res[lab] == [("cols_to_rows", 6, 40), ("rows_to_cols", 6, 40)], res[lab]
+
+
+def failing_in_the_pipeline():
+    """On the labs: lab 2's chunk transform fails halfway through fft2's first pipelined
+    transpose, while lab 1 waits for it in a chunk's barrier."""
+    from spmdlab import labindex
+    from spmdlab.arrays.fft import pipeline
+
+    original, calls = pipeline.fft_into, []
+
+    def failing(*args):
+        calls.append(1)
+        if labindex() == 2 and len(calls) == 3:
+            raise MemoryError("lab 2 ran out of memory in a chunk")
+        return original(*args)
+
+    pipeline.fft_into = failing
+    try:
+        X = np.random.default_rng(0).random((512, 256)) + 0j  # parts of 1 MB: 8 chunks
+        np.fft.fft2(codistributed(X))
+    finally:
+        pipeline.fft_into = original
+
+
+def test_an_error_in_a_pipelined_transpose_reaches_every_lab_and_the_pool_stays_usable(pools):
+    from spmdlab import SpmdError
+
+    pool = pools[2]
+    with pytest.raises(SpmdError) as info:
+        spmdlab.spmd_run(failing_in_the_pipeline, pool=pool, timeout=60)
+    assert "MemoryError" in str(info.value) and "lab 2 ran out of memory in a chunk" in str(info.value)
+    X = np.random.default_rng(1).random((64, 48)) + 0j
+    with spmd(pool=pool, timeout=60):  # the pool, its staging window and fft2 still work
+        ok = bool(np.allclose(gather(np.fft.fft2(codistributed(X))), np.fft.fft2(X)))
+    assert all(ok)

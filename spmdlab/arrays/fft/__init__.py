@@ -40,10 +40,10 @@ Memory (``tests/arrays/test_fft.py::test_memory_part_plus_one_exchange_buffer``,
 4 labs, the staging window's growth counted): during ``fft2`` a lab holds its part plus,
 at the peak, the intermediate part, the result's part and four chunks of the staging
 window (at most half a part: 2.51 parts of new memory); the pipelined four-step frees
-each intermediate after its transpose (2.02 parts). The exchange buffer of the message transposes (``fft_exchange``) is kept for
-the next call, and
-Bluestein keeps the spectrum of its chirp (one part of the padded length);
-``fft_bailey.clear_cache()`` drops both.
+each intermediate after its transpose (2.02 parts). The exchange buffer of the message
+transposes (``fft_exchange``) is kept for the next call, and Bluestein keeps the
+spectrum of its chirp (one part of the padded length); ``fft_bailey.clear_cache()``
+drops both.
 """
 from __future__ import annotations
 

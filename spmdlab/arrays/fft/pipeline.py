@@ -95,14 +95,26 @@ def _run(st: Any, chunks: int, chunk_bytes: int, produce: Callable[[int, np.ndar
             consume(t, k, buf(k, t))
 
     barriers: list = []
-    for t in range(chunks):
-        produce(t, buf(lab - 1, t))
-        barriers.append(c.Ibarrier())
-        if t:
-            comm.wait(barriers[t - 1], what)
-            take(t - 1)
-    comm.wait(barriers[chunks - 1], what)
-    take(chunks - 1)
+    done = 0  # barriers[:done] completed; comm.wait abandons the one it was waiting for
+
+    def passed(t: int) -> None:
+        nonlocal done
+        done = t + 1
+        comm.wait(barriers[t], what)
+
+    try:
+        for t in range(chunks):
+            produce(t, buf(lab - 1, t))
+            barriers.append(c.Ibarrier())
+            if t:
+                passed(t - 1)
+                take(t - 1)
+        passed(chunks - 1)
+        take(chunks - 1)
+    except BaseException:  # an abort: the barriers not waited for yet stay MPI's until they end
+        for request in barriers[done:]:
+            comm.abandon(request)
+        raise
     comm.wait(c.Ibarrier(), what)  # nobody writes a buffer again while another lab reads it
 
 
