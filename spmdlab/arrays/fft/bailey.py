@@ -128,11 +128,19 @@ def _rows_part(n1: int, p: int) -> Partition:
 
 
 def _slab(a: np.ndarray, n1: int, n2: int, to_cols: bool) -> np.ndarray:
-    """The n1 x n2 matrix's part moved from rows to columns (or back): one all-to-all."""
-    _, p = here()
+    """The n1 x n2 matrix's part moved from rows to columns (or back): one all-to-all,
+    through the staging window (``fft.pipeline``) or by messages."""
+    lab, p = here()
     if p == 1:
         return a.reshape(n1, n2)
-    return fft_exchange.slab_transpose(a, n1, n2, _rows_part(n1, p), default_partition(n2, p), to_cols)
+    rows, cols = _rows_part(n1, p), default_partition(n2, p)
+    if to_cols:
+        out = pipeline.rows_to_cols(a.reshape(rows[lab - 1], n2), n1, n2, rows, cols, pipeline.copy, "fft")
+    else:
+        out = pipeline.cols_to_rows(a.reshape(n1, cols[lab - 1]), n1, n2, rows, cols, pipeline.copy, "fft")
+    if out is not None:
+        return out
+    return fft_exchange.slab_transpose(a, n1, n2, rows, cols, to_cols)
 
 
 def nat_to_spec(x: np.ndarray, n1: int, n2: int, sign: int) -> np.ndarray:
