@@ -119,6 +119,8 @@ ARRAY_LAYERS = [
     # numerics built on the array class, registered in registry (no module below imports them)
     {"fft.plan"},
     {"fft.exchange"},
+    {"fft.pipeline"},
+    {"fft.pencil"},
     {"fft.bailey"},
     {"fft"},
     {"fft.matlab"},

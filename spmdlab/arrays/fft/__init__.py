@@ -15,10 +15,14 @@ multidimensional FFTs):
 
 - along an axis every lab holds whole: the local FFT (scipy.fft, one thread per lab),
   no communication;
-- along the distributed axis: one all-to-all (``redistribute``) to a 1-D layout along
-  another axis, where the transformed axis is local, then the local FFT. The axes that
-  are local are always transformed first, so ``fft2``/``fftn`` of a slab-distributed
-  array need one all-to-all there and one back;
+- along the distributed axis: one all-to-all to a 1-D layout along another axis, where
+  the transformed axis is local, then the local FFT. The axes that are local are always
+  transformed first, so ``fft2``/``fftn`` of a slab-distributed array need one
+  all-to-all there and one back. For a matrix these are slab transposes pipelined
+  through the labs' staging window with the local FFTs fused into their chunks
+  (``fft.pipeline``; by messages, ``fft.exchange``, when the labs are on several
+  machines); arrays of three or more dimensions laid out along their first or last
+  dimension go by pencils (``fft.pencil``); others through ``redistribute``;
 - a vector (or an array whose other dimensions are all 1): the four-step (Bailey)
   algorithm, Bluestein for lengths without a usable factorization; see
   ``spmdlab.arrays.fft.bailey``. No lab ever holds the whole vector.
@@ -33,12 +37,13 @@ axes first, so ``ifft2(fft2(D, transposed=True), transposed=True)`` takes two
 all-to-alls and ends in D's layout (when D has the default partition).
 
 Memory (``tests/arrays/test_fft.py::test_memory_part_plus_one_exchange_buffer``, tracemalloc on
-4 labs): during ``fft2`` a lab holds its part plus, at the peak, the intermediate part,
-the result's part and one exchange buffer (2.76 parts of new memory); the four-step
-vector FFT peaks at 3.77 parts (one more intermediate at its last transpose). The
-exchange buffer of the slab transposes (``fft_exchange``) is kept for the next call, and
-Bluestein keeps the spectrum of its chirp (one part of the padded length);
-``fft_bailey.clear_cache()`` drops both.
+4 labs, the staging window's growth counted): during ``fft2`` a lab holds its part plus,
+at the peak, the intermediate part, the result's part and four chunks of the staging
+window (at most half a part: 2.51 parts of new memory); the pipelined four-step frees
+each intermediate after its transpose (2.02 parts). The exchange buffer of the message
+transposes (``fft_exchange``) is kept for the next call, and Bluestein keeps the
+spectrum of its chirp (one part of the padded length); ``fft_bailey.clear_cache()``
+drops both.
 """
 from __future__ import annotations
 
@@ -60,6 +65,7 @@ from ..layout import is1d
 from ..registry import implements
 from . import bailey as fb
 from . import exchange as fft_exchange
+from . import pencil, pipeline
 from .plan import default_partition
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",
@@ -97,16 +103,54 @@ def _codist_1d(dim0: int, part: Sequence[int], shape: Sequence[int]):
     return codistributor1d(dim0 + 1, list(part), tuple(shape))
 
 
-def _move(local: np.ndarray, codist, new, shape: Tuple[int, ...]) -> np.ndarray:
-    """One all-to-all to the layout ``new``: a slab transpose for matrices between rows
-    and columns, else ``redistribute``."""
-    if codist == new:
-        return local
+def _move(local: np.ndarray, codist, new, shape: Tuple[int, ...], step: Optional[_Step] = None,
+          norm: Optional[str] = None) -> np.ndarray:
+    """One all-to-all to the layout ``new``, after the local transform ``step`` (None:
+    none) of the part: for a matrix between rows and columns, a slab transpose with the
+    transform fused into its chunks (``fft.pipeline``, one machine) or, without a
+    staging window, the transform and then one ``Alltoallv``; else ``redistribute``."""
     if len(shape) == 2 and is1d(codist) and is1d(new) and codist.Dimension != new.Dimension:
         rows, cols = (codist, new) if codist.Dimension == 1 else (new, codist)
-        return fft_exchange.slab_transpose(local, shape[0], shape[1], rows.Partition, cols.Partition,
-                                           codist.Dimension == 1)
+        pre = _pre(step, norm, local.size) if step is not None else pipeline.copy
+        n1, n2, rp, cp = shape[0], shape[1], rows.Partition, cols.Partition
+        if codist.Dimension == 2:
+            out = pipeline.cols_to_rows(local, n1, n2, rp, cp, pre, "fft")
+        else:
+            out = pipeline.rows_to_cols(local, n1, n2, rp, cp, pre, "fft")
+        if out is not None:
+            return out
+        if step is not None:
+            local = _local(step.kind, local, step.axis, step.n, norm, False)
+        return fft_exchange.slab_transpose(local, n1, n2, rp, cp, codist.Dimension == 1)
+    if step is not None:
+        local = _local(step.kind, local, step.axis, step.n, norm, False)
+    if codist == new:
+        return local
     return fft_exchange.move(local, codist, new)
+
+
+def _pre(step: _Step, norm: Optional[str], size: int) -> pipeline.Pre:
+    """The local transform ``step`` of one chunk, into the chunk's buffer."""
+    axes, forward, workers = (step.axis,), step.kind == "c2c-", threads.fft_workers(size)
+
+    def pre(src: np.ndarray, buf: np.ndarray, first: int) -> None:
+        pipeline.fft_into(src, buf, axes, forward, norm, workers)
+    return pre
+
+
+def _pencils_apply(steps: List[_Step], local: np.ndarray, shape: Tuple[int, ...], codist) -> bool:
+    """Whether ``fft.pencil`` may run ``steps``: complex transforms of one direction along
+    distinct axes, lengths kept, of an array of three or more dimensions in a 1-D layout."""
+    return (len(shape) >= 3 and bool(steps) and is1d(codist) and local.dtype.kind == "c"
+            and len({s.kind for s in steps}) == 1 and steps[0].kind in ("c2c-", "c2c+")
+            and len({s.axis for s in steps}) == len(steps) and all(s.n == shape[s.axis] for s in steps))
+
+
+def _fusable(step: _Step, local: np.ndarray, shape: Tuple[int, ...], codist, p: int) -> bool:
+    """Whether ``step`` may wait to be fused into the next slab transpose: a complex
+    transform of a matrix that keeps its length."""
+    return (p > 1 and len(shape) == 2 and is1d(codist) and step.kind in ("c2c-", "c2c+")
+            and step.n == shape[step.axis] and local.dtype.kind == "c" and local.size > 0)
 
 
 # --------------------------------------------------------------------------- local kernels
@@ -207,12 +251,28 @@ def _transform(D: Any, steps: List[_Step], norm: Optional[str], out: Any = None,
             e = first
         new = _codist_1d(e, default_partition(shape[e], p), shape)
         local, codist, own = _move(local, codist, new, shape), new, True
+    if out is None and not transposed and _pencils_apply(pending, local, shape, codist):
+        y = pencil.transform(local, shape, codist.Partition, codist.Dimension - 1, [s.axis for s in pending],
+                             pending[0].kind, norm)
+        if y is not None:
+            return fft_exchange.wrap(y, codist)
+    deferred: Optional[_Step] = None  # a local transform left to fuse into the next transpose
+
+    def flush() -> None:
+        nonlocal local, own, deferred
+        if deferred is not None:
+            local, own, deferred = _local(deferred.kind, local, deferred.axis, deferred.n, norm, own), True, None
+
     while pending:
         d = codist.Dimension - 1 if is1d(codist) else -1
         runnable = _first_steps(pending)
         local_steps = [i for i in runnable if pending[i].axis != d or p == 1]
         if local_steps:
+            flush()
             step = pending.pop(local_steps[0])
+            if _fusable(step, local, shape, codist, p):
+                deferred = step
+                continue
             local, own = _local(step.kind, local, step.axis, step.n, norm, own), True
             shape = shape[:step.axis] + (local.shape[step.axis],) + shape[step.axis + 1:]
             if is1d(codist):  # (one lab: the distributed axis may change length)
@@ -220,6 +280,7 @@ def _transform(D: Any, steps: List[_Step], norm: Optional[str], out: Any = None,
             continue
         step = pending[runnable[0]]
         if math.prod(shape[:step.axis] + shape[step.axis + 1:]) == 1:  # a vector: four-step / Bluestein
+            flush()
             pending.pop(runnable[0])
             y, part = _vector_step(step, local.reshape(-1), own, codist.Partition, norm)
             shape = shape[:step.axis] + (sum(part),) + shape[step.axis + 1:]
@@ -230,7 +291,7 @@ def _transform(D: Any, steps: List[_Step], norm: Optional[str], out: Any = None,
             continue
         e = _choose_dim(shape, pending, step.axis, p)
         new = _codist_1d(e, default_partition(shape[e], p), shape)
-        local, codist, own = _move(local, codist, new, shape), new, True
+        local, codist, own, deferred = _move(local, codist, new, shape, deferred, norm), new, True, None
     if not is1d(orig):
         target = codistributor2dbc(orig.LabGrid, orig.BlockSize, orig.Orientation).complete(shape, p)
     else:
@@ -240,9 +301,11 @@ def _transform(D: Any, steps: List[_Step], norm: Optional[str], out: Any = None,
     if p == 1:  # one lab holds the whole array in any layout
         codist = target
     if out is not None:
+        flush()
         return _into(out, local, codist, shape, what)
     if not transposed and codist != target:
-        local, codist = _move(local, codist, target, shape), target
+        local, codist, own, deferred = _move(local, codist, target, shape, deferred, norm), target, True, None
+    flush()
     if not own:
         local = local.copy()
     return fft_exchange.wrap(local, codist)

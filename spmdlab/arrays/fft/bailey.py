@@ -41,10 +41,11 @@ from ...layouts.codistributor import codistributor1d
 from .. import threads
 from ..base import here
 from . import exchange as fft_exchange
+from . import pipeline
 from .exchange import move
 from .plan import Partition, Plan, default_partition, plan, window_partition
 
-__all__ = ["vector_dft", "move_vector", "resize_vector", "nat_to_spec", "spec_to_nat",
+__all__ = ["vector_dft", "four_step_shared", "move_vector", "resize_vector", "nat_to_spec", "spec_to_nat",
            "spec_order_to_nat", "nat_order_to_spec", "clear_cache"]
 
 
@@ -113,12 +114,13 @@ def _twiddle(y: np.ndarray, k1_start: int, n2_start: int, n: int, sign: int) -> 
         block *= _unit((k1_start + b) * n2, n, sign, y.dtype)
 
 
-def _local_fft(x: np.ndarray, axis: int, sign: int) -> np.ndarray:
+def _local_fft(x: np.ndarray, axis: int, sign: int, workers: Optional[int] = None) -> np.ndarray:
     """Unnormalized DFT along ``axis`` in place where possible (scipy, the lab's threads
     when the part is large: arrays.threads)."""
     f = sfft.fft if sign < 0 else sfft.ifft
     norm = "backward" if sign < 0 else "forward"  # ifft with "forward": no 1/n
-    return f(x, axis=axis, norm=norm, overwrite_x=True, workers=threads.fft_workers(x.size))
+    return f(x, axis=axis, norm=norm, overwrite_x=True,
+             workers=threads.fft_workers(x.size) if workers is None else workers)
 
 
 def _rows_part(n1: int, p: int) -> Partition:
@@ -126,11 +128,19 @@ def _rows_part(n1: int, p: int) -> Partition:
 
 
 def _slab(a: np.ndarray, n1: int, n2: int, to_cols: bool) -> np.ndarray:
-    """The n1 x n2 matrix's part moved from rows to columns (or back): one all-to-all."""
-    _, p = here()
+    """The n1 x n2 matrix's part moved from rows to columns (or back): one all-to-all,
+    through the staging window (``fft.pipeline``) or by messages."""
+    lab, p = here()
     if p == 1:
         return a.reshape(n1, n2)
-    return fft_exchange.slab_transpose(a, n1, n2, _rows_part(n1, p), default_partition(n2, p), to_cols)
+    rows, cols = _rows_part(n1, p), default_partition(n2, p)
+    if to_cols:
+        out = pipeline.rows_to_cols(a.reshape(rows[lab - 1], n2), n1, n2, rows, cols, pipeline.copy, "fft")
+    else:
+        out = pipeline.cols_to_rows(a.reshape(n1, cols[lab - 1]), n1, n2, rows, cols, pipeline.copy, "fft")
+    if out is not None:
+        return out
+    return fft_exchange.slab_transpose(a, n1, n2, rows, cols, to_cols)
 
 
 def nat_to_spec(x: np.ndarray, n1: int, n2: int, sign: int) -> np.ndarray:
@@ -146,6 +156,43 @@ def nat_to_spec(x: np.ndarray, n1: int, n2: int, sign: int) -> np.ndarray:
     _twiddle(a, 0, sum(cols[:lab - 1]), n1 * n2, sign)
     a = _slab(a, n1, n2, False)
     return _local_fft(a, 1, sign)
+
+
+def four_step_shared(x: np.ndarray, n1: int, n2: int, sign: int) -> Optional[Tuple[np.ndarray, Partition]]:
+    """The whole four-step (``nat_to_spec`` then ``spec_order_to_nat``) with its three
+    transposes pipelined through the staging window (``fft.pipeline``): the column FFTs
+    and the twiddles fused into the chunks of the second transpose, the row FFTs into
+    those of the third, which also puts the result in natural order (it writes the
+    transposed chunks). Returns the flat part in natural order and its partition (whole
+    rows of n1), or None when there is no staging window (nothing done)."""
+    lab, p = here()
+    me = lab - 1
+    rows, cols, krows = _rows_part(n1, p), default_partition(n2, p), default_partition(n2, p)
+    workers = threads.fft_workers(x.size)
+    a = pipeline.rows_to_cols(x.reshape(rows[me], n2), n1, n2, rows, cols, pipeline.copy, "fft")
+    if a is None:
+        return None
+    c0 = sum(cols[:me])
+
+    how = "backward" if sign < 0 else "forward"  # unnormalized both ways
+
+    def columns(src: np.ndarray, buf: np.ndarray, j0: int) -> None:
+        pipeline.fft_into(src, buf, (0,), sign < 0, how, workers)
+        _twiddle(buf, 0, c0 + j0, n1 * n2, sign)
+
+    def by_rows(src: np.ndarray, buf: np.ndarray, i0: int) -> None:
+        pipeline.fft_into(src, buf, (1,), sign < 0, how, workers)
+
+    b = pipeline.cols_to_rows(a, n1, n2, rows, cols, columns, "fft")
+    if b is None:  # (longer chunks than the window holds: messages)
+        a = _local_fft(a, 0, sign, workers)
+        _twiddle(a, 0, c0, n1 * n2, sign)
+        b = _slab(a, n1, n2, False)
+    del a
+    out = pipeline.rows_to_cols(b, n1, n2, rows, krows, by_rows, "fft", transpose=True)
+    if out is None:
+        return spec_order_to_nat(_local_fft(b, 1, sign, workers), n1, n2)
+    return out.reshape(-1), [r * n1 for r in krows]
 
 
 def spec_to_nat(w: np.ndarray, n1: int, n2: int, sign: int) -> np.ndarray:
@@ -218,8 +265,12 @@ def vector_dft(local: np.ndarray, part: Partition, n: int, sign: int,
     if pl.kind == "fourstep":
         rows = [r * pl.N2 for r in _rows_part(pl.N1, p)]
         x = resize_vector(local, part, n, rows)
-        w = nat_to_spec(x, pl.N1, pl.N2, sign)
-        out, opart = spec_order_to_nat(w, pl.N1, pl.N2)
+        shared = four_step_shared(x, pl.N1, pl.N2, sign) if p > 1 else None
+        if shared is None:
+            w = nat_to_spec(x, pl.N1, pl.N2, sign)
+            out, opart = spec_order_to_nat(w, pl.N1, pl.N2)
+        else:
+            out, opart = shared
         return move_vector(out, opart, target), target
     # Bluestein: a = x·c zero-padded to M (rows layout), A = DFT_M(a) (spectral layout),
     # A·B, inverse DFT_M back to natural order, X[k] = c[k]·conv[k] / M for k < n.
