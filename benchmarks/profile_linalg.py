@@ -30,6 +30,7 @@ from spmdlab import spmd_run
 
 def _lab_profile(op: str, n: int, nb: int, grid):
     """On a lab: run ``op`` once warm, then once with timers; seconds per category."""
+    import importlib
     import time
     from collections import defaultdict
 
@@ -37,7 +38,6 @@ def _lab_profile(op: str, n: int, nb: int, grid):
 
     from spmdlab import codistributed, codistributor2dbc, labBarrier
     from spmdlab.arrays import blas
-    import importlib
 
     agrid = importlib.import_module("spmdlab.arrays.grid")
 
