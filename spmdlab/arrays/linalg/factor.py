@@ -256,7 +256,8 @@ def potrf(a: np.ndarray, G: ProcessGrid, what: str) -> int:
         if G.mycol == pc_k:
             a[lr0:, lc:lc + w] = mine
         tr0, tc0 = G.rows_before(k0 + w), G.cols_before(k0 + w)
-        colsH = np.ascontiguousarray(panel[mygc[tc0:] - k0].conj().T)  # (w, my cols)
+        rowsL = panel[mygc[tc0:] - k0]  # L21's rows of my trailing columns (one copy)
+        colsH = (np.conj(rowsL, out=rowsL) if np.iscomplexobj(rowsL) else rowsL).T  # (w, my cols), a view
         Lr = mine[tr0 - lr0:]
         k1 = k0 + w
         done = tc0
