@@ -34,7 +34,7 @@ the grid rows, GEMM update.
 """
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Any, Tuple
 
 import numpy as np
 from scipy.linalg import lapack
@@ -282,27 +282,34 @@ def trsm(T: np.ndarray, G: ProcessGrid, B: np.ndarray, GB: ProcessGrid, lower: b
     G.connect(what)
     GB.connect(what)
     blocks = range(0, n, nb)
-    for k0 in (blocks if lower else reversed(blocks)):
-        w = min(nb, n - k0)
-        K = k0 // nb
-        pr, pc = K % G.nprow, K % G.npcol
-        r0, r1 = G.rows_before(k0), G.rows_before(k0 + w)
-        lo, hi = (r0, G.mloc) if lower else (0, r1)
-        tb = np.empty((hi - lo, w), dtype=dt)
-        if G.mycol == pc and tb.size:
-            lc = G.cols_before(k0)
-            tb[...] = T[lo:hi, lc:lc + w]
-        G.bcast_row(tb, pc, what)
-        xb = np.empty((w, GB.nloc), dtype=dt)
-        if G.myrow == pr and xb.size:
-            d = tb[0:w] if lower else tb[r0:r1]
-            with np.errstate(all="ignore"):  # a zero diagonal gives Inf/NaN, as MATLAB's
-                xb[...] = trsm_(1.0, d, np.asfortranarray(B[r0:r1]), side=0, lower=int(lower),
-                                trans_a=0, diag=int(unit))
-            B[r0:r1] = xb
-        G.bcast_col(xb, pr, what)
-        if xb.size:
-            if lower and r1 < G.mloc:
-                gemm(-1.0, tb[r1 - r0:], xb, 1.0, B[r1:])
-            elif not lower and r0 > 0:
-                gemm(-1.0, tb[:r0], xb, 1.0, B[:r0])
+    with np.errstate(all="ignore"):  # a zero diagonal gives Inf/NaN, as MATLAB's (once: not per block)
+        for k0 in (blocks if lower else reversed(blocks)):
+            _trsm_step(T, G, B, GB, k0, lower, unit, trsm_, what)
+
+
+def _trsm_step(T: np.ndarray, G: ProcessGrid, B: np.ndarray, GB: ProcessGrid, k0: int, lower: bool,
+               unit: bool, trsm_: Any, what: str) -> None:
+    """One block of PDTRSM's substitution: the diagonal block's solve, then the update."""
+    n, nb, dt = G.n, G.nb, B.dtype
+    w = min(nb, n - k0)
+    K = k0 // nb
+    pr, pc = K % G.nprow, K % G.npcol
+    r0, r1 = G.rows_before(k0), G.rows_before(k0 + w)
+    lo, hi = (r0, G.mloc) if lower else (0, r1)
+    tb = np.empty((hi - lo, w), dtype=dt)
+    if G.mycol == pc and tb.size:
+        lc = G.cols_before(k0)
+        tb[...] = T[lo:hi, lc:lc + w]
+    G.bcast_row(tb, pc, what)
+    xb = np.empty((w, GB.nloc), dtype=dt)
+    if G.myrow == pr and xb.size:
+        d = tb[0:w] if lower else tb[r0:r1]
+        xb[...] = trsm_(1.0, d, np.asfortranarray(B[r0:r1]), side=0, lower=int(lower),
+                        trans_a=0, diag=int(unit))
+        B[r0:r1] = xb
+    G.bcast_col(xb, pr, what)
+    if xb.size:
+        if lower and r1 < G.mloc:
+            gemm(-1.0, tb[r1 - r0:], xb, 1.0, B[r1:])
+        elif not lower and r0 > 0:
+            gemm(-1.0, tb[:r0], xb, 1.0, B[:r0])
