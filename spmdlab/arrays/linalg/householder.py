@@ -64,6 +64,15 @@ def _unit_lower(block: np.ndarray, gl: np.ndarray) -> np.ndarray:
     return V
 
 
+def _unit_lower_in_place(V: np.ndarray) -> None:
+    """``V`` (the panel's factored rows from its first column's diagonal down) made
+    unit lower trapezoidal in place: 1 on the diagonal, 0 above it."""
+    jb = V.shape[1]
+    for i in range(min(jb, V.shape[0])):
+        V[i, i] = 1
+        V[i, i + 1:] = 0
+
+
 unit_lower = _unit_lower  # (public name for the other reductions: bidiag.py)
 
 
@@ -152,7 +161,7 @@ def _reflect(g: ProcessGrid, Vl: np.ndarray, TH: np.ndarray, At: np.ndarray, wha
     """``At -= V T^H (V^H At)`` in place (the sum over the grid column in between)."""
     if not At.shape[1]:  # the same on every lab of my grid column
         return
-    W = Vl.conj().T @ At
+    W = (Vl.conj().T if np.iscomplexobj(Vl) else Vl.T) @ At
     if g.nprow > 1:
         W = g.allreduce(W, "sum", what, "col")
     gemm(-1.0, Vl, TH @ W, 1.0, At)  # in place on the view, no temporary
@@ -169,18 +178,25 @@ def _start_panel(g: ProcessGrid, local: np.ndarray, j0: int, k: int, what: str) 
     buf = np.empty((g.mloc - r0) * jb + jb * jb + jb, dtype=local.dtype)
     if g.mycol == pc:
         c0 = g.cols_before(j0)
-        counts = [numroc(m, nb, pr, g.nprow) - g.rows_before(j0, pr) for pr in range(g.nprow)]
-        P = g.allgatherv_col(local[r0:, c0:c0 + jb], counts, what)
-        globs = np.concatenate([g.global_rows(pr)[g.rows_before(j0, pr):] for pr in range(g.nprow)])
-        Pg = np.empty_like(P)
-        Pg[globs - j0] = P
-        h, t = geqrf(Pg)
-        mine = g.global_rows()[r0:] - j0
-        local[r0:, c0:c0 + jb] = h[mine]
-        V = _unit_lower(h, np.arange(h.shape[0]))
-        T = larft(V, t)
         nv = (g.mloc - r0) * jb
-        buf[:nv] = V[mine].reshape(-1)
+        if g.nprow == 1:  # the panel is all mine, in order: no gather, no row shuffles
+            h, t = geqrf(local[r0:, c0:c0 + jb])  # (f2py makes the one Fortran copy)
+            local[r0:, c0:c0 + jb] = h
+            V = buf[:nv].reshape(g.mloc - r0, jb)
+            V[...] = h
+            _unit_lower_in_place(V)
+        else:
+            counts = [numroc(m, nb, pr, g.nprow) - g.rows_before(j0, pr) for pr in range(g.nprow)]
+            P = g.allgatherv_col(local[r0:, c0:c0 + jb], counts, what)
+            globs = np.concatenate([g.global_rows(pr)[g.rows_before(j0, pr):] for pr in range(g.nprow)])
+            Pg = np.empty_like(P)
+            Pg[globs - j0] = P
+            h, t = geqrf(Pg)
+            mine = g.global_rows()[r0:] - j0
+            local[r0:, c0:c0 + jb] = h[mine]
+            V = _unit_lower(h, np.arange(h.shape[0]))
+            buf[:nv] = V[mine].reshape(-1)
+        T = larft(V, t)
         buf[nv:nv + jb * jb] = T.reshape(-1)
         buf[nv + jb * jb:] = t
     return j0, jb, buf, g.ibcast_row(buf, pc)
