@@ -22,6 +22,14 @@ Cholesky factorization routines", Scientific Programming 5, 1996). For each pane
 5. every lab updates its part of the trailing matrix with one local GEMM, in place
    (``blas.gemm``), the SUMMA step of the update.
 
+The panel kernel is LAPACK's ``getrf`` from scipy, which OpenBLAS implements as a
+recursive LU (Toledo's recursive partial pivoting, GEMM-rich); CALU's tournament
+pivoting (Grigori, Demmel, Xiang 2011) would need fewer messages on a grid column but
+chooses other pivots than partial pivoting, and the pivots here are kept exactly
+LAPACK's. Look-ahead is one panel deep: on a 1 x q grid the next panel's owner
+factors it while the others update, which hides the panel as long as a step's
+update outlasts one panel factorization (all but the last few steps).
+
 Cholesky is PDPOTRF's right-looking variant, lower (A = L L^H): the panel's grid
 column gathers the panel, factors the diagonal block (``potrf``) and solves the rest
 (``trsm``), the panel goes along the grid rows, and each lab updates only the blocks
