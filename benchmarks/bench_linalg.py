@@ -159,6 +159,24 @@ def qr_side_table(pool, repeat: int) -> None:
 # --- end QR side (12b) ----------------------------------------------------------------------
 
 
+def scalapack_anchor(requested: bool) -> None:
+    """ScaLAPACK's pdgesv/pdpotrf as an anchor, when a ScaLAPACK library and a wrapper
+    for it are installed (see README: no PyPI wheel ships ScaLAPACK for x86-64 Linux;
+    Debian's ``libscalapack-mpich-dev`` with ``scalapack4py`` does). Skipped with a
+    message otherwise."""
+    if not requested:
+        return
+    import ctypes.util
+
+    lib = next((n for n in ("scalapack-mpich", "scalapack-openmpi", "scalapack")
+                if ctypes.util.find_library(n)), None)
+    if lib is None:
+        print("ScaLAPACK anchor skipped: no libscalapack found (README: how to install it)")
+        return
+    print(f"ScaLAPACK anchor: found lib{lib}; its driver is not wired into this script yet, "
+          "time it with the ScaLAPACK example programs (README)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=4096, help="solve/cholesky size")
@@ -167,12 +185,17 @@ def main() -> None:
     parser.add_argument("--blocks", type=int, nargs="+", default=[64, 128, 256])
     parser.add_argument("--ops", nargs="+", default=["solve", "cholesky", "matmul"])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--grids", default="both", choices=["both", "1x2", "2x1"],
+                        help="grids of the 2-lab solve/cholesky rows")
+    parser.add_argument("--scalapack", action="store_true",
+                        help="also time ScaLAPACK pdgesv/pdpotrf (optional; skipped when absent)")
     args = parser.parse_args()
+    scalapack_anchor(args.scalapack)
     base = baselines(args.n, args.mm)
     for labs in args.labs:
         pool = spmdlab.parpool(labs)
         check(pool)
-        grids = [[1, 2], [2, 1]] if labs == 2 else [None]
+        grids = {"both": [[1, 2], [2, 1]], "1x2": [[1, 2]], "2x1": [[2, 1]]}[args.grids] if labs == 2 else [None]
         rows = []
         for op in [o for o in args.ops if o != "qr"]:  # "qr": qr_side_table below
             n = args.mm if op == "matmul" else args.n

@@ -83,19 +83,20 @@ def _numpy_once(fn, threads: int = 2) -> float:
         return time.perf_counter() - t
 
 
-def qr_rows(pool, repeat: int = 5, quick: bool = False, only: str = ""):
+def qr_rows(pool, repeat: int = 5, quick: bool = False, only: str = "", square: int = 0,
+            blocks=(64, 128, 256)):
     """Yield ``(label, ours s, numpy 2 threads s, ratio numpy/ours, numpy 1 thread s)`` rows
     for one pool (the 1-thread baseline is the steadier one on a loaded machine: 2 BLAS
     threads that spin while waiting suffer most from others' jobs)."""
     tall = (20000, 50) if quick else (200000, 64)
-    square = 1000 if quick else 2000
+    square = square or (1000 if quick else 2000)
     cases = [
         ("TSQR qr reduced", "qr", tall, codistributor1d(1)),
         ("TSQR qr mode='r'", "qr-r", tall, codistributor1d(1)),
         ("TSQR svd(compute_uv=False)", "svd-s", tall, codistributor1d(1)),
         ("TSQR lstsq (1 rhs)", "lstsq", tall, codistributor1d(1)),
     ]
-    for nb in (64, 128, 256):
+    for nb in blocks:
         cases.append((f"2dbc qr mode='r' N={square} nb={nb}", "qr-r", (square, square),
                       codistributor2dbc(None, nb)))
     cases.append((f"2dbc qr reduced N={square} nb=128", "qr", (square, square), codistributor2dbc(None, 128)))
@@ -121,6 +122,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default="", help="rows whose label contains this (e.g. TSQR, 2dbc)")
+    ap.add_argument("--square", type=int, default=0, help="N of the 2dbc rows (default 2000; issue 23: 4096)")
+    ap.add_argument("--blocks", type=int, nargs="+", default=[64, 128, 256])
     args = ap.parse_args()
     for n in args.labs:
         with spmdlab.Pool(n) as pool:
@@ -128,7 +131,7 @@ def main() -> None:
                   f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
             print("| operation | spmdlab | numpy 2 threads | ratio | numpy 1 thread | ratio |")
             print("|---|---|---|---|---|---|")
-            for label, o, b, r, b1 in qr_rows(pool, args.repeat, args.quick, args.only):
+            for label, o, b, r, b1 in qr_rows(pool, args.repeat, args.quick, args.only, args.square, args.blocks):
                 print(f"| {label} | {o * 1e3:.1f} ms | {b * 1e3:.1f} ms | {r:.2f}x | {b1 * 1e3:.1f} ms "
                       f"| {b1 / o:.2f}x |", flush=True)
 

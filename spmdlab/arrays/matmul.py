@@ -233,25 +233,37 @@ class _SharedSumma:
             parts[lb] = st.segment(lb - 1)[o:o + self.size_b[lb - 1]].view(self.rdt).reshape(self.shapes_b[lb - 1])
         return parts
 
-    def multiply(self, st: Any) -> np.ndarray:
+    def multiply(self, st: Any, own: bool) -> np.ndarray:
         """This lab's block of C: class by class, one in-place GEMM of the A columns of
         the lab in its grid row that owns the class with the B rows of the lab in its
-        grid column that owns it."""
+        grid column that owns it. ``own``: only the classes whose A and B parts are this
+        lab's own (its own segment or local parts, before the window is synchronized);
+        else the others, accumulated into ``self.C``. The first GEMM writes C with
+        beta = 0 (no zero fill)."""
         g = self.g
         pr, pc, r, q = g.myrow, g.mycol, g.nprow, g.npcol
-        C = np.zeros((self.A._local.shape[0], self.B._local.shape[1]), dtype=self.rdt)
+        if own:  # views of the window (a lab's own segment is readable at once)
+            self.C = np.empty((self.A._local.shape[0], self.B._local.shape[1]), dtype=self.rdt)
+            self.beta = 0.0
+            self.parts = (self.parts_a(st), self.parts_b(st)) if self.C.size else ({}, {})
+        C = self.C
         if not C.size:
             return C
-        parts_a, parts_b = self.parts_a(st), self.parts_b(st)
+        parts_a, parts_b = self.parts
         for c in range(self.L):
             ja, ib = c % q, c % r
+            if (ja == pc and ib == pr) != own:
+                continue
             offs_a = self.mine_a[1] if ja == pc else self.grouped(self.kA[ja])[1]
             offs_b = self.mine_b[1] if ib == pr else self.grouped(self.kB[ib])[1]
             a0, a1 = offs_a[c], offs_a[c + 1]
             b0, b1 = offs_b[c], offs_b[c + 1]
             if a1 > a0:
                 Apart, Bpart = parts_a[g.lab_at(pr, ja)], parts_b[g.lab_at(ib, pc)]
-                gemm(1.0, Apart[:, a0:a1], Bpart[b0:b1, :], 1.0, C)
+                gemm(1.0, Apart[:, a0:a1], Bpart[b0:b1, :], self.beta, C)
+                self.beta = 1.0
+        if not own and self.beta == 0.0:  # no k at all: C is zero
+            C[...] = 0
         return C
 
 
@@ -259,7 +271,8 @@ def summa_shared(A: CodistArray, B: CodistArray, rdt: Any, what: str) -> CodistA
     """SUMMA with the panels read straight from the labs' staging window (one machine):
     each lab copies its part of A (if its grid row has other labs) and of B (if its grid
     column has) into its segment once, its k blocks grouped by class ``K mod lcm(r, q)``;
-    after one barrier every lab multiplies, class by class, the A columns of the lab in
+    every lab multiplies its own class (its A and B parts) at once, and after one barrier,
+    class by class, the A columns of the lab in
     its grid row that owns the class with the B rows of the lab in its grid column that
     owns it, with one in-place BLAS GEMM per class on views of the window (no messages,
     no packing, no waiting while computing). None when there is no window (labs on
@@ -272,8 +285,9 @@ def summa_shared(A: CodistArray, B: CodistArray, rdt: Any, what: str) -> CodistA
     if st is None:
         return None
     plan.stage(st)
+    plan.multiply(st, own=True)  # this lab's own class while the others stage theirs
     st.sync(what)
-    C = plan.multiply(st)
+    C = plan.multiply(st, own=False)
     st.sync(what)  # no lab writes its segment again while another still reads it
     ca = A._codist
     return type(A)._from_local(C, codistributor2dbc(ca.LabGrid, ca.BlockSize, ca.Orientation,

@@ -124,6 +124,7 @@ ARRAY_LAYERS = [
     {"fft.bailey"},
     {"fft"},
     {"fft.matlab"},
+    {"linalg.blocksizes"},  # issue 23: measured block-size table (no imports)
     {"linalg.qrbase", "linalg.grid"},
     {"linalg.tsqr", "linalg.factor"},
     {"linalg.householder"},

@@ -120,17 +120,25 @@ def _strips(G: ProcessGrid, ncols: int):
 
 def _keep_triangle(a: np.ndarray, G: ProcessGrid, lower: bool, unit: bool = False,
                    ncols: Optional[int] = None) -> np.ndarray:
-    """Zero ``a``'s entries outside the lower (upper) triangle, strip by strip; ``unit``
-    also sets the diagonal to 1."""
+    """Zero ``a``'s entries outside the lower (upper) triangle; ``unit`` also sets the
+    diagonal to 1. Row by row: a local row's columns outside the triangle are one
+    contiguous run (the local columns are in increasing global order), so each row is
+    one slice assignment (no masks of the local part's size)."""
+    nc = a.shape[1] if ncols is None else ncols
     gr = G.global_rows()[:a.shape[0]]
-    for c0, c1, gc in _strips(G, a.shape[1] if ncols is None else ncols):
-        if gr.size == 0:
-            break
-        sub = a[:, c0:c1]
-        outside = gr[:, None] < gc[None, :] if lower else gr[:, None] > gc[None, :]
-        sub[outside] = 0
-        if unit:
-            sub[gr[:, None] == gc[None, :]] = 1
+    gc = G.global_cols()[:nc]
+    if gr.size == 0 or gc.size == 0:
+        return a
+    cut = np.searchsorted(gc, gr, side="right" if lower else "left")
+    for i, k in enumerate(cut.tolist()):
+        if lower:
+            a[i, k:nc] = 0
+        else:
+            a[i, :k] = 0
+    if unit:
+        pos = np.searchsorted(gc, gr)
+        hit = np.flatnonzero((pos < gc.size) & (gc[np.minimum(pos, gc.size - 1)] == gr))
+        a[hit, pos[hit]] = 1
     return a
 
 

@@ -22,6 +22,14 @@ Cholesky factorization routines", Scientific Programming 5, 1996). For each pane
 5. every lab updates its part of the trailing matrix with one local GEMM, in place
    (``blas.gemm``), the SUMMA step of the update.
 
+The panel kernel is LAPACK's ``getrf`` from scipy, which OpenBLAS implements as a
+recursive LU (Toledo's recursive partial pivoting, GEMM-rich); CALU's tournament
+pivoting (Grigori, Demmel, Xiang 2011) would need fewer messages on a grid column but
+chooses other pivots than partial pivoting, and the pivots here are kept exactly
+LAPACK's. Look-ahead is one panel deep: on a 1 x q grid the next panel's owner
+factors it while the others update, which hides the panel as long as a step's
+update outlasts one panel factorization (all but the last few steps).
+
 Cholesky is PDPOTRF's right-looking variant, lower (A = L L^H): the panel's grid
 column gathers the panel, factors the diagonal block (``potrf``) and solves the rest
 (``trsm``), the panel goes along the grid rows, and each lab updates only the blocks
@@ -34,7 +42,7 @@ the grid rows, GEMM update.
 """
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Any, Tuple
 
 import numpy as np
 from scipy.linalg import lapack
@@ -47,8 +55,12 @@ __all__ = ["getrf", "potrf", "trsm", "move_rows"]
 
 # Cholesky's trailing update runs GEMMs over about this many local columns at once, each
 # from the diagonal block of its first column down: bigger GEMMs for a few more flops
-# (the garbage above the diagonal is zeroed at the end).
-_CHOL_CHUNK = 256
+# (the garbage above the diagonal is zeroed at the end). The extra flops of a chunk of
+# c local columns are about (c - nb) * npcol / (2 (n - k)) of its useful ones: 256 spent
+# ~10% more at N = 4096 on a 1x2 grid, 128 (two blocks of 64) ~3%, and a GEMM of
+# (n - k) x 128 x nb still runs at full speed. One GEMM per step (the whole trailing
+# rectangle) would double the update's flops.
+_CHOL_CHUNK = 128
 
 
 def _panel_gather(a: np.ndarray, G: ProcessGrid, k0: int, w: int, lc0: int, what: str) -> np.ndarray:
@@ -252,7 +264,8 @@ def potrf(a: np.ndarray, G: ProcessGrid, what: str) -> int:
         if G.mycol == pc_k:
             a[lr0:, lc:lc + w] = mine
         tr0, tc0 = G.rows_before(k0 + w), G.cols_before(k0 + w)
-        colsH = np.ascontiguousarray(panel[mygc[tc0:] - k0].conj().T)  # (w, my cols)
+        rowsL = panel[mygc[tc0:] - k0]  # L21's rows of my trailing columns (one copy)
+        colsH = (np.conj(rowsL, out=rowsL) if np.iscomplexobj(rowsL) else rowsL).T  # (w, my cols), a view
         Lr = mine[tr0 - lr0:]
         k1 = k0 + w
         done = tc0
@@ -277,27 +290,34 @@ def trsm(T: np.ndarray, G: ProcessGrid, B: np.ndarray, GB: ProcessGrid, lower: b
     G.connect(what)
     GB.connect(what)
     blocks = range(0, n, nb)
-    for k0 in (blocks if lower else reversed(blocks)):
-        w = min(nb, n - k0)
-        K = k0 // nb
-        pr, pc = K % G.nprow, K % G.npcol
-        r0, r1 = G.rows_before(k0), G.rows_before(k0 + w)
-        lo, hi = (r0, G.mloc) if lower else (0, r1)
-        tb = np.empty((hi - lo, w), dtype=dt)
-        if G.mycol == pc and tb.size:
-            lc = G.cols_before(k0)
-            tb[...] = T[lo:hi, lc:lc + w]
-        G.bcast_row(tb, pc, what)
-        xb = np.empty((w, GB.nloc), dtype=dt)
-        if G.myrow == pr and xb.size:
-            d = tb[0:w] if lower else tb[r0:r1]
-            with np.errstate(all="ignore"):  # a zero diagonal gives Inf/NaN, as MATLAB's
-                xb[...] = trsm_(1.0, d, np.asfortranarray(B[r0:r1]), side=0, lower=int(lower),
-                                trans_a=0, diag=int(unit))
-            B[r0:r1] = xb
-        G.bcast_col(xb, pr, what)
-        if xb.size:
-            if lower and r1 < G.mloc:
-                gemm(-1.0, tb[r1 - r0:], xb, 1.0, B[r1:])
-            elif not lower and r0 > 0:
-                gemm(-1.0, tb[:r0], xb, 1.0, B[:r0])
+    with np.errstate(all="ignore"):  # a zero diagonal gives Inf/NaN, as MATLAB's (once: not per block)
+        for k0 in (blocks if lower else reversed(blocks)):
+            _trsm_step(T, G, B, GB, k0, lower, unit, trsm_, what)
+
+
+def _trsm_step(T: np.ndarray, G: ProcessGrid, B: np.ndarray, GB: ProcessGrid, k0: int, lower: bool,
+               unit: bool, trsm_: Any, what: str) -> None:
+    """One block of PDTRSM's substitution: the diagonal block's solve, then the update."""
+    n, nb, dt = G.n, G.nb, B.dtype
+    w = min(nb, n - k0)
+    K = k0 // nb
+    pr, pc = K % G.nprow, K % G.npcol
+    r0, r1 = G.rows_before(k0), G.rows_before(k0 + w)
+    lo, hi = (r0, G.mloc) if lower else (0, r1)
+    tb = np.empty((hi - lo, w), dtype=dt)
+    if G.mycol == pc and tb.size:
+        lc = G.cols_before(k0)
+        tb[...] = T[lo:hi, lc:lc + w]
+    G.bcast_row(tb, pc, what)
+    xb = np.empty((w, GB.nloc), dtype=dt)
+    if G.myrow == pr and xb.size:
+        d = tb[0:w] if lower else tb[r0:r1]
+        xb[...] = trsm_(1.0, d, np.asfortranarray(B[r0:r1]), side=0, lower=int(lower),
+                        trans_a=0, diag=int(unit))
+        B[r0:r1] = xb
+    G.bcast_col(xb, pr, what)
+    if xb.size:
+        if lower and r1 < G.mloc:
+            gemm(-1.0, tb[r1 - r0:], xb, 1.0, B[r1:])
+        elif not lower and r0 > 0:
+            gemm(-1.0, tb[:r0], xb, 1.0, B[:r0])

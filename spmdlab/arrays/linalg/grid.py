@@ -17,12 +17,13 @@ from ...layouts.codistributor import codistributor2dbc
 from ..array import codistributed, getCodistributor
 from ..grid import ProcessGrid, g2l, l2g, local_before, numroc, owner
 from ..transfer import redistribute
+from .blocksizes import default_blocksize, operation_of
 
 __all__ = ["grid_codist", "numroc", "owner", "g2l", "l2g", "local_before", "ProcessGrid", "to_2dbc",
            "DEFAULT_BLOCKSIZE", "choose_labgrid"]
 
-# Block size the factorizations redistribute to when the input is not 2dbc already
-# (chosen from benchmarks/bench_linalg.py's block-size table).
+# Block size the factorizations redistribute to when the input is not 2dbc already and
+# the measured table (blocksizes.py) names neither the operation nor a grid near it.
 DEFAULT_BLOCKSIZE = 64
 
 
@@ -41,6 +42,11 @@ def choose_labgrid(n: int, shape: Sequence[int]) -> List[int]:
     return codistributor2dbc.defaultLabGrid(n)
 
 
+def _blocksize(what: str, grid: Sequence[int]) -> int:
+    """The measured default for ``what`` on ``grid`` (``blocksizes.TABLE``)."""
+    return default_blocksize(what, grid) if operation_of(what) else DEFAULT_BLOCKSIZE
+
+
 # --------------------------------------------------------------------------- redistribution
 def to_2dbc(A: Any, what: str, blocksize: Optional[int] = None,
             labgrid: Optional[Sequence[int]] = None, orientation: Optional[str] = None) -> Any:
@@ -48,16 +54,17 @@ def to_2dbc(A: Any, what: str, blocksize: Optional[int] = None,
 
     A 2dbc input is kept (no copy) unless ``blocksize``/``labgrid``/``orientation`` ask
     for another; a 1-D layout is redistributed (lab to lab, never gathered) to
-    ``labgrid`` (default: MATLAB's default grid), ``blocksize`` (default
-    :data:`DEFAULT_BLOCKSIZE`) and ``orientation`` (default 'row'); a replicated numpy
-    array is split the same way (each lab keeps its part)."""
+    ``labgrid`` (default: MATLAB's default grid), ``blocksize`` (default: the
+    measured one for the operation ``what`` names and that grid, ``blocksizes.py``)
+    and ``orientation`` (default 'row'); a replicated numpy array is split the same
+    way (each lab keeps its part)."""
     n = runtime.numlabs()
     if not isinstance(A, codistributed):
         A = np.asarray(A)
         if A.ndim != 2:
             raise ValueError(f"{what}: expected a 2-D matrix, got an array of shape {A.shape}")
         grid = list(labgrid) if labgrid is not None else choose_labgrid(n, A.shape)
-        nb = blocksize or DEFAULT_BLOCKSIZE
+        nb = blocksize or _blocksize(what, grid)
         return codistributed(A, codistributor2dbc(grid, nb, orientation or "row", A.shape))
     if A.ndim != 2:
         raise ValueError(f"{what}: expected a 2-D matrix, got a codistributed array of shape {A.shape}")
@@ -71,5 +78,5 @@ def to_2dbc(A: Any, what: str, blocksize: Optional[int] = None,
             return A
         return redistribute(A, codistributor2dbc(known, nb, orient, tuple(A.shape)))
     grid = list(labgrid) if labgrid is not None else choose_labgrid(n, A.shape)
-    nb = blocksize or DEFAULT_BLOCKSIZE
+    nb = blocksize or _blocksize(what, grid)
     return redistribute(A, codistributor2dbc(grid, nb, orientation or "row", tuple(A.shape)))

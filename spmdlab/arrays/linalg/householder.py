@@ -64,6 +64,15 @@ def _unit_lower(block: np.ndarray, gl: np.ndarray) -> np.ndarray:
     return V
 
 
+def _unit_lower_in_place(V: np.ndarray) -> None:
+    """``V`` (the panel's factored rows from its first column's diagonal down) made
+    unit lower trapezoidal in place: 1 on the diagonal, 0 above it."""
+    jb = V.shape[1]
+    for i in range(min(jb, V.shape[0])):
+        V[i, i] = 1
+        V[i, i + 1:] = 0
+
+
 unit_lower = _unit_lower  # (public name for the other reductions: bidiag.py)
 
 
@@ -111,7 +120,12 @@ class Householder:
 
 
 def householder_qr(A: codistributed, what: str) -> Householder:
-    """Factor the 2dbc matrix ``A`` (LAPACK dtype); collective over the block's labs."""
+    """Factor the 2dbc matrix ``A`` (LAPACK dtype); collective over the block's labs.
+
+    Look-ahead (ScaLAPACK's PDGEQRF leaves it out; the LU/Cholesky kernels in
+    ``factor.py`` have it): the grid column owning the next panel applies the current
+    panel's reflectors to that panel's columns first, factors it and starts its
+    broadcast, then updates the rest of its trailing matrix while the panel travels."""
     c = getCodistributor(A)
     g = ProcessGrid(c).connect(what)
     local = np.array(getLocalPart(A), copy=True)
@@ -119,42 +133,73 @@ def householder_qr(A: codistributed, what: str) -> Householder:
     k = min(m, n)
     tau = np.zeros(k, dtype=local.dtype)
     Ts: List[np.ndarray] = []
-    grows = g.global_rows()
-    for j0 in range(0, k, nb):
-        jb = min(nb, k - j0)
-        pc = g.col_owner(j0)
+    pending = _start_panel(g, local, 0, k, what) if k else None
+    while pending is not None:
+        j0, jb, buf, request = pending
+        g.finish(request, what)
         r0 = g.rows_before(j0)
+        nv = (g.mloc - r0) * jb
+        Vl = buf[:nv].reshape(g.mloc - r0, jb)
+        T = buf[nv:nv + jb * jb].reshape(jb, jb).copy()
+        tau[j0:j0 + jb] = buf[nv + jb * jb:]
+        Ts.append(T)
+        TH = T.conj().T
         ct = g.cols_before(j0 + jb)
-        buf = np.empty((g.mloc - r0) * jb + jb * jb + jb, dtype=local.dtype)
-        if g.mycol == pc:
-            c0 = g.cols_before(j0)
+        j1 = j0 + jb
+        done = ct
+        pending = None
+        if j1 < k:
+            if g.mycol == g.col_owner(j1):  # the next panel's columns first
+                done = min(g.nloc, ct + min(nb, k - j1))
+                _reflect(g, Vl, TH, local[r0:, ct:done], what)
+            pending = _start_panel(g, local, j1, k, what)
+        _reflect(g, Vl, TH, local[r0:, done:], what)
+    return Householder(g, local, tau, Ts, what)
+
+
+def _reflect(g: ProcessGrid, Vl: np.ndarray, TH: np.ndarray, At: np.ndarray, what: str) -> None:
+    """``At -= V T^H (V^H At)`` in place (the sum over the grid column in between)."""
+    if not At.shape[1]:  # the same on every lab of my grid column
+        return
+    W = (Vl.conj().T if np.iscomplexobj(Vl) else Vl.T) @ At
+    if g.nprow > 1:
+        W = g.allreduce(W, "sum", what, "col")
+    gemm(-1.0, Vl, TH @ W, 1.0, At)  # in place on the view, no temporary
+
+
+def _start_panel(g: ProcessGrid, local: np.ndarray, j0: int, k: int, what: str) -> tuple:
+    """Factor the panel at column ``j0`` on its grid column (``geqrf`` of the gathered
+    rows, ``larft``), write R and V into ``local``, and start the broadcast of my rows
+    of V, T and tau along my grid row; ``(j0, jb, buffer, request)``."""
+    m, nb = g.m, g.nb
+    jb = min(nb, k - j0)
+    pc = g.col_owner(j0)
+    r0 = g.rows_before(j0)
+    buf = np.empty((g.mloc - r0) * jb + jb * jb + jb, dtype=local.dtype)
+    if g.mycol == pc:
+        c0 = g.cols_before(j0)
+        nv = (g.mloc - r0) * jb
+        if g.nprow == 1:  # the panel is all mine, in order: no gather, no row shuffles
+            h, t = geqrf(local[r0:, c0:c0 + jb])  # (f2py makes the one Fortran copy)
+            local[r0:, c0:c0 + jb] = h
+            V = buf[:nv].reshape(g.mloc - r0, jb)
+            V[...] = h
+            _unit_lower_in_place(V)
+        else:
             counts = [numroc(m, nb, pr, g.nprow) - g.rows_before(j0, pr) for pr in range(g.nprow)]
             P = g.allgatherv_col(local[r0:, c0:c0 + jb], counts, what)
             globs = np.concatenate([g.global_rows(pr)[g.rows_before(j0, pr):] for pr in range(g.nprow)])
             Pg = np.empty_like(P)
             Pg[globs - j0] = P
             h, t = geqrf(Pg)
-            mine = grows[r0:] - j0
+            mine = g.global_rows()[r0:] - j0
             local[r0:, c0:c0 + jb] = h[mine]
             V = _unit_lower(h, np.arange(h.shape[0]))
-            T = larft(V, t)
-            nv = (g.mloc - r0) * jb
             buf[:nv] = V[mine].reshape(-1)
-            buf[nv:nv + jb * jb] = T.reshape(-1)
-            buf[nv + jb * jb:] = t
-        g.bcast_row(buf, pc, what)
-        nv = (g.mloc - r0) * jb
-        Vl = buf[:nv].reshape(g.mloc - r0, jb)
-        T = buf[nv:nv + jb * jb].reshape(jb, jb).copy()
-        tau[j0:j0 + jb] = buf[nv + jb * jb:]
-        Ts.append(T)
-        At = local[r0:, ct:]
-        if At.shape[1]:  # the same on every lab of my grid column
-            W = Vl.conj().T @ At
-            if g.nprow > 1:
-                W = g.allreduce(W, "sum", what, "col")
-            gemm(-1.0, Vl, T.conj().T @ W, 1.0, At)  # in place on the view, no temporary
-    return Householder(g, local, tau, Ts, what)
+        T = larft(V, t)
+        buf[nv:nv + jb * jb] = T.reshape(-1)
+        buf[nv + jb * jb:] = t
+    return j0, jb, buf, g.ibcast_row(buf, pc)
 
 
 def identity_like(g: ProcessGrid, m: int, ncols: int, dtype: Any) -> Tuple[np.ndarray, codistributor2dbc]:
