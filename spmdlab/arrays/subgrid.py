@@ -147,7 +147,7 @@ def _adopt(codist: Any, what: str) -> None:
     key = (g.key, comm.renewals(), n)
     if key not in _adopted:
         _adopted[key] = comm.labs_comm(tuple(k - 1 for k in g.labs), what)
-    g.comm, g.renewal = _adopted[key], comm.renewals()  # type: ignore[attr-defined]
+    g.comm, g.renewal = _adopted[key], comm.renewals()
 
 
 def _usable(g: Grid, what: str) -> bool:

@@ -15,7 +15,16 @@ import numpy as np
 import pytest
 
 import spmdlab
-from spmdlab import SpmdError, codistributed, codistributor2dbc, gather, getCodistributor, getLocalPart, labindex, spmd_run
+from spmdlab import (
+    SpmdError,
+    codistributed,
+    codistributor2dbc,
+    gather,
+    getCodistributor,
+    getLocalPart,
+    labindex,
+    spmd_run,
+)
 
 pytestmark = pytest.mark.timeout(300)
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
