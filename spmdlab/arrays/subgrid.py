@@ -48,9 +48,9 @@ from ..layouts.codistributor import codistributor1d, codistributor2dbc
 from ..layouts.grids import CONTEXT_COL, CONTEXT_FULL, CONTEXT_ROW, Grid, make_grid, pool_blocks
 from ..layouts.regions import take
 from .array import codistributed, getCodistributor, getLocalPart
-from .base import GRID_HOOKS, CodistArray, check_dtype, here
-from .collectives import allgather_objects, error_entry, raise_combined
-from .transfer import gather, redistribute
+from .base import GRID_HOOKS, CodistArray, check_dtype, complete, here, is_plain
+from .collectives import allgather_objects, check_agree, error_entry, raise_combined
+from .transfer import gather, redistribute, redistribute_into
 
 __all__ = ["grid", "rowgrid", "colgrid", "gridexit", "SubgridArray", "on_subgrid", "subgrid_facts", "subgrid_local",
            "grid_layout"]
@@ -466,6 +466,28 @@ def _to_pool(D: Any, what: str) -> Any:
     return _build(local, view)
 
 
+def _one_part(c: Any, n: int) -> bool:
+    """True for a layout of one array per lab, every element once (MATLAB's two, and the
+    pool-wide views of a grid's blocks that ``pool_blocks`` and ``_to_pool`` make)."""
+    return is_plain(c) or (isinstance(c, codistributorBlocks) and not c.Halo and not c.isChunked(n))
+
+
+def _move(D: Any, codist: Any, what: str) -> Any:
+    """The pool's ``redistribute(D, codist)`` for layouts of one part per lab: the moves
+    ``redistribute`` works out (``redistribute_into``: its staging window on one machine,
+    else one ``Alltoallv``) also for a grid's view, which the pool's ``redistribute``
+    sends through the general ``reshard`` (packing and unpacking element lists)."""
+    lab, n = here()
+    target = complete(codist, tuple(D.shape), n)
+    source = getCodistributor(D)
+    if D.mode != "replica" or not (_one_part(source, n) and _one_part(target, n)):
+        return redistribute(D, target)
+    check_agree(what, tuple(D.shape), D.dtype, target)  # a target that differs between labs: one error
+    new = np.empty(target.localShape(lab, n), dtype=D.dtype)
+    redistribute_into(D, target, new, what)
+    return _build(new, target)
+
+
 def _redistribute(D: Any, codist: Any) -> Any:
     """``redistribute(D, codist)`` where ``D`` or ``codist`` is on a grid of some labs:
     collective over the block's labs (both grids' and the others, which move nothing)."""
@@ -473,11 +495,11 @@ def _redistribute(D: Any, codist: Any) -> Any:
     lab, n = here()
     pool = _to_pool(D, what)
     if not _on_some_labs(codist, n):
-        return redistribute(pool, codist)
+        return _move(pool, codist, what) if isinstance(D, SubgridArray) else redistribute(pool, codist)
     _adopt(codist, what)
     full = codist.complete(tuple(pool.shape), n)
     member = _usable(full.Grid, what)
-    moved = redistribute(pool, pool_blocks(full, n))
+    moved = _move(pool, pool_blocks(full, n), what)
     if not member:
         return SubgridArray(full.Grid, None, full, moved.dtype)
     with comm.within(full.Grid.comm):
