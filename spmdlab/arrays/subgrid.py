@@ -24,6 +24,12 @@ The rule for a ``SubgridArray`` (the design of this module):
   the block's labs, as pbdBASE's (``p?gemr2d`` runs in a context holding both grids): it
   moves the array as the pool-wide ``codistributorBlocks`` that assigns the same blocks to
   the grid's labs (``layouts.grids.pool_blocks``); no lab ever holds the whole array;
+- the constructors from sizes (``codistributed.zeros/ones/eye/rand/...`` with a layout on
+  the grid) run on the grid's labs alone (``_construct``); labs outside hold nothing but
+  know its shape, dtype and layout;
+- a grid that reaches the labs without a communicator (made at the client) gets one,
+  collectively, the first time a constructor, ``codistributed(X, ...)`` or
+  ``redistribute`` that every lab calls uses it (``_adopt``);
 - ``gather(D)`` gives the whole array to the grid's labs (None to the others);
 - ``gridexit(g)`` frees the communicator; a grid made before an error's recovery (a
   renewal of the communicators) or released is an error to use, never a hang.
