@@ -99,3 +99,51 @@ def test_a_1d_constructor_on_a_grid_is_one_error_on_every_lab(pools):
                               "codistributor2dbc": codistributor2dbc}, pool=P, timeout=100)
     assert set(info.value.errors) == {1, 2, 3, 4} and "2-D" in str(info.value)
     assert list(spmd_run(labindex, pool=P, timeout=60)) == [1, 2, 3, 4]  # the pool stays usable
+
+
+def random_case(labs: list, rows: int, orient: str, blocks: tuple, shape: tuple) -> list:
+    """The constructors on one random grid against numpy; every lab checks (outside labs:
+    that they hold nothing and know the shape). Returns the problems found."""
+    lab = labindex()
+    g = spmdlab.grid(rows, len(labs) // rows, labs=labs, orientation=orient)
+    c = codistributor2dbc(g, blocks)
+    made = {"zeros": (codistributed.zeros(shape, c), np.zeros(shape)),
+            "ones int8": (codistributed.ones(shape, codist=c, dtype=np.int8), np.ones(shape, np.int8)),
+            "eye": (codistributed.eye(shape, c), np.eye(*shape)),
+            "nan": (codistributed.nan(shape, c), np.full(shape, np.nan))}
+    problems = []
+    for name, (D, want) in made.items():
+        got = gather(D)
+        holds = getattr(D, "holds", True)  # a grid of every lab in order: an ordinary array
+        if D.shape != shape or np.dtype(D.dtype) != want.dtype or (lab in labs) != holds:
+            problems.append(f"lab {lab}: {name} facts {D.shape} {D.dtype} {holds}")
+        elif got is not None and not (got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True)):
+            problems.append(f"lab {lab}: {name} values")
+    r = gather(codistributed.rand(shape, c, seed=4))
+    if r is not None and not (r.shape == shape and ((r >= 0) & (r < 1)).all()):
+        problems.append(f"lab {lab}: rand")
+    spmdlab.gridexit(g)
+    return problems
+
+
+def test_random_grids_constructors_equal_numpy(pools):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    pool = pools(4)
+
+    @st.composite
+    def case(draw):
+        labs = list(draw(st.permutations([1, 2, 3, 4])))[:draw(st.integers(1, 4))]
+        rows = draw(st.sampled_from([r for r in range(1, len(labs) + 1) if len(labs) % r == 0]))
+        return (labs, rows, draw(st.sampled_from(["row", "col"])), (draw(st.integers(1, 4)), draw(st.integers(1, 4))),
+                (draw(st.integers(0, 9)), draw(st.integers(1, 9))))
+
+    @settings(max_examples=8, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(case())
+    def check(args):
+        r = spmd_run(random_case, *args, pool=pool, timeout=120)
+        assert [p for k in range(1, 5) for p in r[k]] == [], args
+
+    check()
