@@ -300,6 +300,11 @@ class SubgridArray:
     def copy(self) -> SubgridArray:
         return on_subgrid(lambda D: D.copy(), (self,), {})
 
+    def __iter__(self) -> Any:
+        if self.inner is None:  # its length is unknown here: never index on without end
+            raise TypeError("iterating over an array this lab does not hold (it is outside the grid)")
+        return iter([self[k] for k in range(len(self))])
+
     def __neg__(self) -> Any:
         return np.negative(self)
 

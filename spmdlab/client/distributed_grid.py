@@ -19,17 +19,38 @@ from typing import Any
 import numpy as np
 
 from ..arrays.base import is_plain
-from ..arrays.subgrid import grid_layout, subgrid_facts, subgrid_local
+from ..arrays.collectives import allgather_objects
+from ..arrays.subgrid import SubgridArray, grid_layout, subgrid_facts, subgrid_local
 from ..errors import labs_words
 from ..layouts.codistributor import codistributor2dbc
 from ..layouts.regions import copy_region
 from ..protocol.calls import get_attr
 from ..protocol.messages import Call
-from .distributed import distributed
+from .distributed import _run, distributed
 from .execute import register_handle
 from .preview import corner_index, corner_part, corner_text
 
-__all__ = ["distributedGrid", "grid_corner"]
+__all__ = ["distributedGrid", "grid_corner", "GridCall"]
+
+
+class GridCall:
+    """On the labs, ``fn(*args)`` for an operation on sub-grid arrays that may give a tuple
+    (``np.linalg.qr``, ``np.divmod``, ``np.nonzero``): the grid's labs compute it; labs
+    outside, which never see the result, get its length from the grid's first lab (one
+    small allgather of the block, which the client runs on every lab) and hold as many
+    empty arrays, so every lab returns the same kind of value."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        result = self.fn(*args, **kwargs)
+        grid = next(v.grid for v in (*args, *kwargs.values()) if isinstance(v, SubgridArray))
+        mine = len(result) if type(result) is tuple else -1
+        length = allgather_objects(mine, "the operation")[grid.labs[0] - 1]
+        if length >= 0 and type(result) is not tuple:
+            return tuple(SubgridArray(grid, None) for _ in range(length))
+        return result
 
 
 def grid_corner(D: Any, key: int, rank: int, index: list) -> tuple[str, list]:
@@ -58,6 +79,24 @@ class distributedGrid(distributed):
         self._bind(pool, key, shape, dtype, codist)
         self._nlabs, self._grid = int(nlabs), grid  # the block's labs (a layout's count is the grid's)
         return self
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        return super().__array_function__(GridCall(func), types, args, kwargs)
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if method == "__call__" and ufunc.nout > 1 and kwargs.get("out") is None:
+            return _run(GridCall(ufunc), inputs, kwargs, nout=ufunc.nout)
+        return super().__array_ufunc__(ufunc, method, *inputs, **kwargs)
+
+    def __divmod__(self, other: Any) -> Any:
+        return np.divmod(self, other)
+
+    def __rdivmod__(self, other: Any) -> Any:
+        return np.divmod(other, self)
+
+    def nonzero(self) -> Any:
+        """The indices of the nonzero elements (numpy's ``nonzero``), computed on the grid."""
+        return np.nonzero(self)
 
     @property
     def grid(self) -> Any:

@@ -76,3 +76,21 @@ def test_client_constructors_on_a_grid(pool4):
     assert R.shape == (9, 4) and ((R >= 0) & (R < 1)).all()
     assert np.array_equal(R, gather(distributed.rand(9, 4, codist=c, seed=7, pool=pool4)))
     assert np.array_equal(gather(Z + 1), np.ones((6, 5))) and "labs 1 and 3 hold nothing" not in repr(Z)
+
+
+def test_tuple_results_of_a_sub_grid_array(pool4):
+    """Functions giving tuples: every lab returns as many values (labs outside learn how
+    many from the grid), so the client gets each result, not None."""
+    M = np.random.default_rng(0).random((6, 6)) + 6 * np.eye(6)
+    with spmd(pool=pool4):
+        g = spmdlab.grid(2, 1, labs=[3, 4])  # lab 1, whose value the client would read, is outside
+        D = codistributed(M, codistributor2dbc(g, 2))
+    Q, R = np.linalg.qr(D)
+    assert isinstance(Q, distributed) and np.allclose(gather(Q) @ gather(R), M)
+    q, r = np.divmod(D, 0.3)
+    assert np.allclose(gather(q), np.divmod(M, 0.3)[0]) and np.allclose(gather(r), np.divmod(M, 0.3)[1])
+    q2, _ = divmod(D, 0.3)
+    assert np.allclose(gather(q2), M // 0.3)
+    rows, cols = np.nonzero(D > 6)
+    want = np.nonzero(M > 6)
+    assert np.array_equal(gather(rows), want[0]) and np.array_equal(gather(cols), want[1])
