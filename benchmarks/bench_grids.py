@@ -8,7 +8,10 @@ Rows (medians; each timed from a barrier of the whole block until every lab is d
   on labs 3, 4 (blocks 64 -> (32, 128)), against ``redistribute`` of the same matrix
   between two layouts of the whole pool (2dbc 2x2 -> 1d by columns), and against the
   floor of any grid-to-grid move: labs 1 and 2 each send their whole part, as one
-  contiguous message, to labs 3 and 4 (raw mpi4py ``Isend``/``Irecv``, no packing);
+  contiguous message, to labs 3 and 4 (raw mpi4py ``Isend``/``Irecv``, no packing),
+  and against the path before issue 24's last step (the pool's ``redistribute`` of the
+  grid's pool-wide view, which went through the general ``reshard``: element lists
+  packed and unpacked by fancy indexing, 3.1-4x the pool's redistribute);
 - an operation on an array of a 2x1 sub-grid (2 labs; the other labs idle) against the
   same operation on the full 2x2 grid: ``D * 2 + 1``, ``D @ D`` (SUMMA), ``lu(D)``;
 - the same operations on a "sub-grid" of every lab in another order (so every operation
@@ -34,7 +37,9 @@ def on_labs(n: int, repeat: int) -> list:
     import numpy as np
 
     from spmdlab import codistributed, codistributor1d, codistributor2dbc, numlabs, redistribute
+    from spmdlab.arrays.subgrid import _to_pool
     from spmdlab.lab import comm as _comm
+    from spmdlab.layouts.grids import pool_blocks
 
     c = _comm.block()
     P = numlabs()
@@ -61,6 +66,10 @@ def on_labs(n: int, repeat: int) -> list:
     ours = timed(lambda: redistribute(Dsub, codistributor2dbc(sub2, (32, 128))))
     base = timed(lambda: redistribute(Dfull, codistributor1d(2)))
     rows.append((f"redistribute {n}x{n}: 2x1 grid (labs 1,2) -> 1x2 grid (labs 3,4) vs 2x2 -> 1d", ours, base))
+    target = pool_blocks(codistributor2dbc(sub2, (32, 128)).complete((n, n), P), P)
+    before = timed(lambda: redistribute(_to_pool(Dsub, "bench"), target))  # the path before: reshard
+    rows.append((f"redistribute {n}x{n}: 2x1 grid -> 1x2 grid vs before (the grid's view through reshard)",
+                 ours, before))
     me = c.Get_rank()
     part = np.ascontiguousarray(Dsub.local) if me < 2 else None
     sizes = [Dsub.local.nbytes] if me < 2 else [0]

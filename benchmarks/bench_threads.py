@@ -10,6 +10,10 @@ split over as many labs. Three configurations, on one array of ``--n`` float64:
 - 1 lab × 2 threads (``set_autothread_targ(2)``, the same pool, in turns with the baseline),
 - 2 labs × 1 thread (a second pool, the array spread over both).
 
+``D*2+1 out=E`` writes the same values into an array allocated and touched before the
+timing (``np.multiply(D, 2, out=E); E += 1``): beside ``D * 2 + 1``, whose output is fresh
+memory faulted in by the threads that write it, it tells what page faults cost.
+
 Timed on the labs (a barrier before and after each call, so the slowest lab counts; no
 client round trip), median of ``--repeat`` calls after one untimed, for ``E = D * 2 + 1``
 (numpy's temporary elision: one new array) and ``D.sum()``. Ratios: speed-up of 1×2 over
@@ -28,13 +32,16 @@ import resource
 import statistics
 import sys
 import time
+from typing import Any
+
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import spmdlab
 from spmdlab import codistributed, labBarrier, set_autothread_size, set_autothread_targ
 
-OPS = ("D * 2 + 1", "D.sum()")
+OPS = ("D * 2 + 1", "D*2+1 out=E", "D.sum()")
 
 
 def _cpu() -> float:
@@ -42,28 +49,41 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def _faults() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 def lab_times(n: int, threads: int, repeat: int, rounds: int) -> dict:
     """On each lab: medians (s) of each op with ``threads`` threads, and the peak RSS (MiB)."""
     set_autothread_targ(threads)
     set_autothread_size(1)
     D = codistributed.rand((n,), seed=1)
-    ops = {"D * 2 + 1": lambda: D * 2 + 1, "D.sum()": lambda: D.sum()}
+    E = D * 0  # an output every page of which is already touched (no page faults when written)
+
+    def into() -> Any:
+        np.multiply(D, 2, out=E)
+        E.__iadd__(1)
+        return None
+
+    ops = {"D * 2 + 1": lambda: D * 2 + 1, "D*2+1 out=E": into, "D.sum()": lambda: D.sum()}
     out: dict = {name: [] for name in ops}
     for _ in range(rounds):
         for name, fn in ops.items():
             fn()  # untimed
-            times, busy = [], []
+            times, busy, faults = [], [], []
             for _ in range(repeat):
                 labBarrier()
-                c, t = _cpu(), time.perf_counter()
+                c, f, t = _cpu(), _faults(), time.perf_counter()
                 r = fn()
                 del r
                 wall = time.perf_counter() - t
                 busy.append((_cpu() - c) / wall)  # cores this lab kept busy
+                faults.append(_faults() - f)  # minor page faults of the call (with freeing the result)
                 labBarrier()
                 times.append(time.perf_counter() - t)
             out[name].append(statistics.median(times))
             out[f"{name} cores"] = statistics.median(busy)
+            out[f"{name} faults"] = statistics.median(faults)
     out["actual"] = spmdlab.get_autothread_actual()
     out["part_mib"] = spmdlab.getLocalPart(D).nbytes / 2 ** 20
     out["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -74,6 +94,7 @@ def run(pool, n: int, threads: int, repeat: int) -> dict:
     per_lab = list(spmdlab.spmd_run(lab_times, n, threads, repeat, 1, pool=pool, timeout=3600))
     return {"times": {op: per_lab[0][op][0] for op in OPS}, "actual": per_lab[0]["actual"],
             "cores": {op: sum(r[f"{op} cores"] for r in per_lab) for op in OPS},
+            "faults": {op: sum(r[f"{op} faults"] for r in per_lab) for op in OPS},
             "memory": [(r["part_mib"], r["peak_mib"]) for r in per_lab]}
 
 
@@ -108,6 +129,8 @@ def main() -> None:
     print("threads used (get_autothread_actual):", {k: best[k]["actual"] for k in best})
     print("cores kept busy (CPU time / wall time, summed over labs): "
           + "; ".join(f"{k}: " + ", ".join(f"{op} {best[k]['cores'][op]:.2f}" for op in OPS) for k in best))
+    print("minor page faults per call (summed over labs): "
+          + "; ".join(f"{k}: " + ", ".join(f"{op} {best[k]['faults'][op]:.0f}" for op in OPS) for k in best))
     for k in best:
         mem = "; ".join(f"lab {lab}: part {p:.0f} MiB, peak RSS {m:.0f} MiB"
                         for lab, (p, m) in enumerate(best[k]["memory"], 1))

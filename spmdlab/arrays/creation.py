@@ -124,7 +124,6 @@ def _parse(args: tuple, codist: Any, dtype: Any, what: str, square: bool = True)
     return shape, codist, dtype
 
 
-
 def _infer_gsize(codist: Codistributor, shapes: list, n: int, what: str) -> Tuple[int, ...]:
     """The global size implied by the local parts' shapes for an incomplete codistributor."""
     ndim = len(shapes[0])
@@ -154,6 +153,14 @@ def _infer_gsize(codist: Codistributor, shapes: list, n: int, what: str) -> Tupl
     cols = sum(shapes[lab - 1][1] for lab in range(1, n + 1) if probe.gridCoords(lab, n)[0] == 0)
     return (rows, cols)
 
+
+def _on_grid(shape: tuple, dtype: Any, codist: Any, make: Any) -> Any:
+    """A constructor's array on a process grid of some labs (``subgrid``): built on the
+    grid's labs alone by ``make(the layout of the grid's labs)``, nothing elsewhere; None
+    for any other layout (the constructor goes on)."""
+    if GRID_HOOKS and GRID_HOOKS["on_some_labs"](codist, here()[1]):
+        return GRID_HOOKS["construct"](shape, dtype, codist, make)
+    return None
 
 
 # --------------------------------------------------------------------------- the constructors
@@ -326,7 +333,6 @@ class CodistConstructors(CodistArray):
                              f"{codist!r}: {detail}")
         return cls._from_local(L, codist)
 
-
     @classmethod
     def _build_chunks(cls: Type[A], L: Any, codist: Any, mode: str, noCommunication: bool, what: str) -> A:
         """``build`` for the extended layouts and for modes: ``L`` is the lab's list of
@@ -384,6 +390,9 @@ class CodistConstructors(CodistArray):
         dtype = np.dtype(default) if dtype is None else dtype
         if allowed and dtype.kind not in allowed:
             raise TypeError(f"{what}: dtype {dtype} is not allowed here")
+        made = _on_grid(shape, dtype, codist, lambda c: cls._filled(what, (shape,), c, dtype, fill, default, allowed))
+        if made is not None:
+            return made
         lab, n = here()
         codist = complete(codist, shape, n)
         check_agree(what, shape, dtype, codist)
@@ -435,6 +444,9 @@ class CodistConstructors(CodistArray):
         if len(shape) != 2:
             raise ValueError(f"{what}: the identity is 2-D; got size {shape}")
         dtype = np.dtype(np.float64) if dtype is None else dtype
+        made = _on_grid(shape, dtype, codist, lambda c: cls.eye(shape, codist=c, dtype=dtype))
+        if made is not None:
+            return made
         lab, n = here()
         codist = complete(codist, shape, n)
         check_agree(what, shape, dtype, codist)
@@ -475,6 +487,9 @@ class CodistConstructors(CodistArray):
         dtype = np.dtype(np.float64) if dtype is None else dtype
         if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
             raise TypeError(f"{what}: dtype must be float32 or float64, got {dtype}")
+        made = _on_grid(shape, dtype, codist, lambda c: cls._random_floats(what, method, (shape,), c, dtype, seed))
+        if made is not None:
+            return made
         lab, n = here()
         codist = complete(codist, shape, n)
         check_agree(what, shape, dtype, codist)
@@ -505,6 +520,9 @@ class CodistConstructors(CodistArray):
         dtype = np.dtype(np.int64) if dtype is None else dtype
         if dtype.kind not in "iuf":
             raise TypeError(f"{what}: dtype must be an integer or float type, got {dtype}")
+        made = _on_grid(shape, dtype, codist, lambda c: cls.randi([lo, hi], shape, codist=c, dtype=dtype, seed=seed))
+        if made is not None:
+            return made
         lab, n = here()
         codist = complete(codist, shape, n)
         check_agree(what, shape, dtype, codist)
@@ -537,6 +555,9 @@ class CodistConstructors(CodistArray):
         if dtype is None:
             dtype = np.dtype(np.int64) if integral else np.dtype(np.float64)
         dtype = np.dtype(dtype)
+        made = _on_grid((count,), dtype, codist, lambda c: cls.colon(a, d, b, codist=c, dtype=dtype))
+        if made is not None:
+            return made
         lab, n = here()
         codist = complete(codist, (count,), n)
         check_agree(what, (count,), dtype, codist)
@@ -556,6 +577,11 @@ class CodistConstructors(CodistArray):
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Number):
                 raise TypeError(f"{what}: the end points must be numbers, got {v!r}")
         count = _size_value(n, what)
+        made = _on_grid((count,), np.result_type(np.float64, np.asarray(a).dtype, np.asarray(b).dtype)
+                        if dtype is None else np.dtype(dtype), codist,
+                        lambda c: cls.linspace(a, b, count, codist=c, dtype=dtype))
+        if made is not None:
+            return made
         lab, labs = here()
         codist = complete(codist, (count,), labs)
         check_agree(what, (count,), dtype if dtype is not None else np.float64, codist)

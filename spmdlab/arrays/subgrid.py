@@ -24,6 +24,12 @@ The rule for a ``SubgridArray`` (the design of this module):
   the block's labs, as pbdBASE's (``p?gemr2d`` runs in a context holding both grids): it
   moves the array as the pool-wide ``codistributorBlocks`` that assigns the same blocks to
   the grid's labs (``layouts.grids.pool_blocks``); no lab ever holds the whole array;
+- the constructors from sizes (``codistributed.zeros/ones/eye/rand/...`` with a layout on
+  the grid) run on the grid's labs alone (``_construct``); labs outside hold nothing but
+  know its shape, dtype and layout;
+- a grid that reaches the labs without a communicator (made at the client) gets one,
+  collectively, the first time a constructor, ``codistributed(X, ...)`` or
+  ``redistribute`` that every lab calls uses it (``_adopt``);
 - ``gather(D)`` gives the whole array to the grid's labs (None to the others);
 - ``gridexit(g)`` frees the communicator; a grid made before an error's recovery (a
   renewal of the communicators) or released is an error to use, never a hang.
@@ -41,17 +47,19 @@ from typing import Any
 import numpy as np
 
 from .. import runtime
+from ..checks import is_int
 from ..lab import lazy_comm as comm
 from ..layouts.blocks import codistributorBlocks
 from ..layouts.codistributor import codistributor1d, codistributor2dbc
 from ..layouts.grids import CONTEXT_COL, CONTEXT_FULL, CONTEXT_ROW, Grid, make_grid, pool_blocks
 from ..layouts.regions import take
 from .array import codistributed, getCodistributor, getLocalPart
-from .base import GRID_HOOKS, CodistArray, check_dtype, here
-from .collectives import allgather_objects, error_entry, raise_combined
-from .transfer import gather, redistribute
+from .base import GRID_HOOKS, CodistArray, check_dtype, complete, here, is_plain
+from .collectives import allgather_objects, check_agree, error_entry, raise_combined
+from .transfer import gather, redistribute, redistribute_into
 
-__all__ = ["grid", "rowgrid", "colgrid", "gridexit", "SubgridArray", "on_subgrid"]
+__all__ = ["grid", "rowgrid", "colgrid", "gridexit", "SubgridArray", "on_subgrid", "subgrid_facts", "subgrid_local",
+           "grid_layout"]
 
 _made = [2]  # the last context number given (0, 1, 2 are pbdBASE's ready-made ones)
 
@@ -71,6 +79,8 @@ def grid(nprow: int | None = None, npcol: int | None = None, labs: Sequence[int]
     error, g = None, None
     if context is None and nprow is None and npcol is None and labs is None:
         context = CONTEXT_FULL  # pbdBASE's init.grid(): the default grid is context 0
+    if not runtime.state.on_lab:  # at the client: the labs check the pool's size when they use it
+        n = max([n, (nprow or 1) * (npcol or 1)] + [int(x) for x in (labs or ()) if is_int(x)])
     try:
         if context is not None:
             if context not in (CONTEXT_FULL, CONTEXT_ROW, CONTEXT_COL) or not (nprow is npcol is labs is None):
@@ -117,9 +127,33 @@ def gridexit(g: Grid) -> None:
     if not isinstance(g, Grid):
         raise TypeError(f"gridexit needs a grid from spmdlab.grid, got {type(g).__name__}")
     if g.comm is not None and runtime.state.on_lab:
+        for k in [k for k, c in _adopted.items() if c is g.comm]:
+            del _adopted[k]
         comm.free_labs_comm(g.comm)
     g.comm = None
     g.released = True
+
+
+# communicators of grids that reached the labs without one (made at the client, pickled into
+# a block): (grid key, renewal, block size) -> communicator; made once, collectively
+_adopted: dict[tuple, Any] = {}
+
+
+def _adopt(codist: Any, what: str) -> None:
+    """Give the grid of ``codist`` a communicator if it came to the labs without one (a
+    grid made at the client: ``distributed.zeros(..., codist=codistributor2dbc(g, b))``).
+    Called only where every lab of the block is (constructors, distribute, redistribute),
+    so making it is a collective they all reach; the same grid later reuses it."""
+    g = getattr(codist, "Grid", None)
+    if g is None or not runtime.state.on_lab or hasattr(g, "renewal") or g.released:
+        return
+    n = here()[1]
+    if g.is_full(n) or max(g.labs) > n:
+        return
+    key = (g.key, comm.renewals(), n)
+    if key not in _adopted:
+        _adopted[key] = comm.labs_comm(tuple(k - 1 for k in g.labs), what)
+    g.comm, g.renewal = _adopted[key], comm.renewals()
 
 
 def _usable(g: Grid, what: str) -> bool:
@@ -266,6 +300,11 @@ class SubgridArray:
     def copy(self) -> SubgridArray:
         return on_subgrid(lambda D: D.copy(), (self,), {})
 
+    def __iter__(self) -> Any:
+        if self.inner is None:  # its length is unknown here: never index on without end
+            raise TypeError("iterating over an array this lab does not hold (it is outside the grid)")
+        return iter([self[k] for k in range(len(self))])
+
     def __neg__(self) -> Any:
         return np.negative(self)
 
@@ -273,6 +312,32 @@ class SubgridArray:
         return np.absolute(self)
 
     __hash__ = None  # type: ignore[assignment]
+
+    def _spmdlab_summary(self) -> tuple:
+        """What the client learns (``client.distributed_grid``): kind ``subgrid``; ``text``
+        says whether this lab holds a part; ``layout`` is ``(layout or None when this lab
+        does not know it, the grid, the block's number of labs)``."""
+        known = self.known or self.inner is not None
+        return ("subgrid", self.shape if known else None, str(self._dtype) if known else "unknown",
+                "holds" if self.inner is not None else "empty", (self._codist if known else None, self.grid, here()[1]))
+
+
+def subgrid_facts(D: SubgridArray) -> tuple:
+    """``Call`` handler on a lab of the grid: ``(shape, dtype, layout)`` of ``D``."""
+    return tuple(D.shape or ()), np.dtype(D.dtype).str, D.codistributor
+
+
+def subgrid_local(D: Any, key: int) -> np.ndarray:
+    """``Call`` handler: this lab's part of the sub-grid array ``D`` (empty outside)."""
+    if not isinstance(D, SubgridArray):
+        raise ValueError(f"the distributed array's data (key {key}) is gone from this lab")
+    return np.ascontiguousarray(D.local)
+
+
+def grid_layout(codist: Any) -> Any:
+    """The layout of a sub-grid array in the grid's own numbering (1..size), as the grid's
+    labs store it: a 2dbc layout on a grid loses its Grid; any other layout is already so."""
+    return _plain(codist) if isinstance(codist, codistributor2dbc) and codist.Grid is not None else codist
 
 
 def _operator(fn: Callable, reflected: bool = False) -> Callable:
@@ -361,6 +426,7 @@ def _distribute(X: Any, codist: codistributor2dbc) -> SubgridArray:
     bad = check_dtype(X.dtype)
     if bad:
         raise ValueError(f"{what}: {bad}")
+    _adopt(codist, what)
     full = codist.complete(X.shape, n)
     g = full.Grid
     if not _usable(g, what):
@@ -411,6 +477,28 @@ def _to_pool(D: Any, what: str) -> Any:
     return _build(local, view)
 
 
+def _one_part(c: Any, n: int) -> bool:
+    """True for a layout of one array per lab, every element once (MATLAB's two, and the
+    pool-wide views of a grid's blocks that ``pool_blocks`` and ``_to_pool`` make)."""
+    return is_plain(c) or (isinstance(c, codistributorBlocks) and not c.Halo and not c.isChunked(n))
+
+
+def _move(D: Any, codist: Any, what: str) -> Any:
+    """The pool's ``redistribute(D, codist)`` for layouts of one part per lab: the moves
+    ``redistribute`` works out (``redistribute_into``: its staging window on one machine,
+    else one ``Alltoallv``) also for a grid's view, which the pool's ``redistribute``
+    sends through the general ``reshard`` (packing and unpacking element lists)."""
+    lab, n = here()
+    target = complete(codist, tuple(D.shape), n)
+    source = getCodistributor(D)
+    if D.mode != "replica" or not (_one_part(source, n) and _one_part(target, n)):
+        return redistribute(D, target)
+    check_agree(what, tuple(D.shape), D.dtype, target)  # a target that differs between labs: one error
+    new = np.empty(target.localShape(lab, n), dtype=D.dtype)
+    redistribute_into(D, target, new, what)
+    return _build(new, target)
+
+
 def _redistribute(D: Any, codist: Any) -> Any:
     """``redistribute(D, codist)`` where ``D`` or ``codist`` is on a grid of some labs:
     collective over the block's labs (both grids' and the others, which move nothing)."""
@@ -418,10 +506,11 @@ def _redistribute(D: Any, codist: Any) -> Any:
     lab, n = here()
     pool = _to_pool(D, what)
     if not _on_some_labs(codist, n):
-        return redistribute(pool, codist)
+        return _move(pool, codist, what) if isinstance(D, SubgridArray) else redistribute(pool, codist)
+    _adopt(codist, what)
     full = codist.complete(tuple(pool.shape), n)
     member = _usable(full.Grid, what)
-    moved = redistribute(pool, pool_blocks(full, n))
+    moved = _move(pool, pool_blocks(full, n), what)
     if not member:
         return SubgridArray(full.Grid, None, full, moved.dtype)
     with comm.within(full.Grid.comm):
@@ -438,5 +527,21 @@ def _gather(D: SubgridArray, lab: int | None = None) -> Any:
     return on_subgrid(gather, (D, rank), {})
 
 
-GRID_HOOKS.update(distribute=_distribute, redistribute=_redistribute, run=on_subgrid,
+def _construct(shape: tuple, dtype: Any, codist: codistributor2dbc, make: Callable) -> SubgridArray:
+    """A constructor (``codistributed.zeros/ones/eye/rand/...``) on a grid of some labs:
+    the grid's labs run it on the grid's communicator with the layout of their own
+    numbering (``make(layout)``: random streams per grid rank); the others hold nothing
+    and take part in nothing (shape, dtype and layout are known on every lab)."""
+    what = "a codistributed constructor"
+    lab, n = here()
+    _adopt(codist, what)
+    full = codist.complete(tuple(shape), n)
+    if not _usable(full.Grid, what):
+        return SubgridArray(full.Grid, None, full, dtype)
+    with comm.within(full.Grid.comm):
+        inner = make(_plain(full))
+    return SubgridArray(full.Grid, inner, full)
+
+
+GRID_HOOKS.update(construct=_construct, distribute=_distribute, redistribute=_redistribute, run=on_subgrid,
                   on_some_labs=_on_some_labs)

@@ -5,6 +5,9 @@ to values on the labs (:mod:`.composite`, :mod:`.distributed`) and how they are 
 lab package or mpi4py."""
 from __future__ import annotations
 
-from . import distributed_sparse  # registers the sparse handle and distributed(S) of scipy.sparse S
+from . import (
+    distributed_grid,  # registers the handle of arrays on a grid of some labs
+    distributed_sparse,  # registers the sparse handle and distributed(S) of scipy.sparse S
+)
 
-__all__ = ["distributed_sparse"]
+__all__ = ["distributed_grid", "distributed_sparse"]

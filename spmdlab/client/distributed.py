@@ -167,11 +167,12 @@ def _result(pool, handle: Any) -> Any:
     """A distributed result as is; any other result as lab 1's value (then freed)."""
     if isinstance(handle, distributed):
         return handle
-    try:
-        first = handle._summaries.get(1)
+    try:  # lab 1's, or the first lab's of a grid (labs outside a grid hold an empty "subgrid")
+        lab = min((k for k, s in handle._summaries.items() if s.kind != "subgrid"), default=1)
+        first = handle._summaries.get(lab)
         if first is None or (first.kind == "scalar" and first.type_name == "NoneType"):
             return None
-        reply = pool.request(1, Get(handle._key))
+        reply = pool.request(lab, Get(handle._key))
         return reply.result if reply.kind == "value" else None
     finally:
         pool.free_later(handle._key, pool.generation)

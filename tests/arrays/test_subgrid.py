@@ -259,10 +259,10 @@ def test_mixed_grids_gridexit_and_recovery(pools):
         with spmd(pool=P):
             Y = D * 2
     assert set(info.value.errors) == {1, 2, 3, 4}
-    with pytest.raises(SpmdError, match=r"use codistributed\(X, codist\)") as info:
-        with spmd(pool=P):
-            Z = codistributed.zeros(4, 4, codistributor2dbc(spmdlab.grid(2, 1, labs=[2, 3]), 2))
-    assert set(info.value.errors) == {1, 2, 3, 4}
+    with spmd(pool=P):  # a constructor on a grid of some labs builds it there (issue 24)
+        Z = codistributed.zeros(4, 4, codistributor2dbc(spmdlab.grid(2, 1, labs=[2, 3]), 2))
+        zero = (not Z.holds) or bool(np.all(gather(Z) == 0))
+    assert list(zero) == [True] * 4
 
 
 # --------------------------------------------------------------------------- differential
