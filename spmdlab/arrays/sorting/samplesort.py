@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from ..base import here
-from ..collectives import Exchange, allgather, allgatherv
+from ...lab import lazy_comm as comm
+from ..collectives import allgather, allgatherv
 
 __all__ = ["SortedParts", "sample_sort", "SAMPLES_PER_LAB"]
 
@@ -50,18 +51,12 @@ class SortedParts:
         """``values`` (one per sorted element here) returned to the labs the elements came
         from: the result has one value per element this lab passed, in its order."""
         merge, grouped, sent, received = self._route
-        lab, n = here()
         back = np.empty_like(values)
         back[merge] = values  # in received order (concatenated by source lab)
-        offsets = np.concatenate(([0], np.cumsum(received))).astype(np.int64)
-        chunks = [back[offsets[k]:offsets[k + 1]] for k in range(n)]
-        if n > 1:
-            sends: list = [c if k != lab - 1 else None for k, c in enumerate(chunks)]
-            rcounts = [int(sent[k]) * values.dtype.itemsize if k != lab - 1 else 0 for k in range(n)]
-            got = Exchange(sends, rcounts, what).finish()
-            chunks = [chunks[k] if k == lab - 1 else got[k].view(values.dtype) for k in range(n)]
+        if here()[1] > 1:
+            back = _alltoallv([back], np.concatenate(([0], np.cumsum(received))), sent, what)[0]
         out = np.empty_like(values, shape=int(np.sum(sent)))
-        out[grouped] = np.concatenate(chunks) if chunks else values[:0]
+        out[grouped] = back
         return out
 
 
@@ -110,20 +105,25 @@ def _cuts(keys: np.ndarray, lab: int, n: int, pivots: tuple, by_value: bool) -> 
     return np.concatenate(([0], inner, [keys.size])).astype(np.int64)
 
 
-def _exchange(arrays: list, cuts: np.ndarray, received: np.ndarray, lab: int, n: int, what: str) -> list:
-    """Each of ``arrays`` (``cuts[k]:cuts[k+1]`` to lab k+1) moved in one all-to-all; what
-    arrives, concatenated in lab order."""
-    exchanges = []
+def _alltoallv(arrays: list, cuts: np.ndarray, received: np.ndarray, what: str) -> list:
+    """Each of ``arrays`` (contiguous; ``a[cuts[k]:cuts[k+1]]`` goes to lab k+1) moved by
+    one ``Ialltoallv`` straight from the array into one new array per input, the
+    ``received[k]`` elements from lab k+1 in lab order: no staging copies on either side
+    (the piece a lab keeps is copied by MPI with the rest)."""
+    MPI = comm.MPI
+    cuts, received = np.asarray(cuts, dtype=np.int64), np.asarray(received, dtype=np.int64)
+    rdispl = np.cumsum(received) - received
+    requests, keep, out = [], [], []
     for a in arrays:
-        sends = [a[cuts[k]:cuts[k + 1]] if k != lab - 1 else None for k in range(n)]
-        rcounts = [int(received[k]) * a.dtype.itemsize if k != lab - 1 else 0 for k in range(n)]
-        exchanges.append(Exchange(sends, rcounts, what))
-    out = []
-    for a, ex in zip(arrays, exchanges):
-        got = ex.finish()
-        parts = [a[cuts[k]:cuts[k + 1]] if k == lab - 1 else got[k].view(a.dtype) for k in range(n)]
+        a = np.ascontiguousarray(a)
+        item = a.dtype.itemsize
         whole = np.empty(int(received.sum()), dtype=a.dtype)  # the dtype as it is ('>f8' stays)
-        out.append(np.concatenate(parts, out=whole))
+        send = [a.reshape(-1).view(np.uint8), (np.diff(cuts) * item, cuts[:-1] * item), MPI.BYTE]
+        recv = [whole.view(np.uint8), (received * item, rdispl * item), MPI.BYTE]
+        requests.append(comm.block().Ialltoallv(send, recv))
+        keep.append((a, whole, send, recv))
+        out.append(whole)
+    comm.wait_every(requests, what, keep=tuple(keep))
     return out
 
 
@@ -171,7 +171,7 @@ def _sort_keys(x: np.ndarray, lab: int, n: int, what: str) -> tuple:
         y.partition(kth)
     sent = np.diff(cuts)
     matrix = allgather(sent, what)
-    keys = _exchange([y], cuts, matrix[:, lab - 1], lab, n, what)[0]
+    keys = _alltoallv([y], cuts, matrix[:, lab - 1], what)[0]
     del y
     keys.sort()  # in place: the received buffer is ours
     return keys, matrix.sum(axis=0)
@@ -199,7 +199,7 @@ def sample_sort(x: np.ndarray, what: str, payloads: tuple = (), stable: bool = F
     sent = np.diff(cuts)
     matrix = allgather(sent, what)  # matrix[q, k]: elements lab q+1 sends to lab k+1
     received, counts = matrix[:, lab - 1], matrix.sum(axis=0)
-    arrived = _exchange(arrays, cuts, received, lab, n, what)
+    arrived = _alltoallv(arrays, cuts, received, what)
     del arrays
     if payloads or stable:
         merge = np.argsort(arrived[0], kind="stable")  # runs in lab order: ties keep the total order
