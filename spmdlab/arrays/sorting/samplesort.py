@@ -33,6 +33,7 @@ from ..collectives import allgather, allgatherv
 
 __all__ = ["SortedParts", "sample_sort", "SAMPLES_PER_LAB"]
 
+COUNT_BLOCK = 1 << 15  # elements a block of the counting pass (fits in a core's cache)
 SAMPLES_PER_LAB = 1024  # regular samples of a lab's sorted run: pivots within ~1/1024 of the ideal ranks
 
 
@@ -128,15 +129,21 @@ def _alltoallv(arrays: list, cuts: np.ndarray, received: np.ndarray, what: str) 
 
 
 def _less_equal_counts(x: np.ndarray, vals: np.ndarray) -> np.ndarray:
-    """``[[#(x < v), #(x == v)] for v in vals]`` in sort order (NaN after every number)."""
-    nan = np.isnan(x) if x.dtype.kind == "f" else None
+    """``[[#(x < v), #(x == v)] for v in vals]`` in sort order (NaN after every number),
+    block by block so that both comparisons of a block read it from cache (one pass over
+    ``x`` from memory, no array-sized temporaries)."""
     out = np.zeros((vals.size, 2), dtype=np.int64)
-    for k, v in enumerate(vals):
-        if v != v:
-            n_nan = int(np.count_nonzero(nan)) if nan is not None else 0
-            out[k] = (x.size - n_nan, n_nan)
-        else:
-            out[k] = (np.count_nonzero(x < v), np.count_nonzero(x == v))
+    mask = np.empty(min(x.size, COUNT_BLOCK), dtype=bool)
+    for lo in range(0, x.size, COUNT_BLOCK):
+        b = x[lo:lo + COUNT_BLOCK]
+        t = mask[:b.size]
+        for k, v in enumerate(vals):
+            if v != v:  # a NaN pivot: every number is below it, the NaNs equal
+                e = int(np.count_nonzero(np.isnan(b, out=t))) if b.dtype.kind == "f" else 0
+                out[k] += (b.size - e, e)
+            else:
+                out[k, 0] += np.count_nonzero(np.less(b, v, out=t))
+                out[k, 1] += np.count_nonzero(np.equal(b, v, out=t))
     return out
 
 
