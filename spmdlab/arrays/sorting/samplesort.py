@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from ..base import here
 from ...lab import lazy_comm as comm
+from ..base import here
 from ..collectives import allgather, allgatherv
 
 __all__ = ["SortedParts", "sample_sort", "SAMPLES_PER_LAB"]
