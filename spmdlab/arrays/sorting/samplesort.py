@@ -13,7 +13,10 @@ order of the classic sample sort (Huang & Chow 1983; Blelloch et al., SPAA 1991)
 selection in place of buckets: pivots from a random sample, counts below and at each
 pivot agreed so ties split evenly, numpy's ``partition`` (introselect, O(m)) cuts the
 unsorted part, one all-to-all, and ONE local sort. (Bucketing by ``searchsorted`` and
-compress passes measured slower than numpy's sort itself.)
+compress passes measured slower than numpy's sort itself.) The all-to-all is one
+``Ialltoallv`` straight from the cut array into the received one (byte displacements at
+the cuts, the kept piece copied by MPI): no staging copy on either side, and the counts
+below and at the pivots come from one pass over the part, block by block.
 
 Ties are broken by ``(value, lab, position in the lab's sorted run)``, a total order:
 pivots split even a long run of equal values between labs, and with a stable local sort
