@@ -245,3 +245,47 @@ def test_matlab_sort_and_unique(pools):
     want = np.unique(x, return_index=True, return_inverse=True, equal_nan=False)
     assert _same(C, want[0]) and _same(ia, want[1]) and _same(ic, want[2])
     assert int(np.isnan(gather(C)).sum()) == int(np.isnan(x).sum())  # every NaN distinct, as MATLAB
+
+
+@pytest.mark.nompi
+@pytest.mark.parametrize("block", [1, 7, 1 << 15])
+def test_counts_below_and_at_pivots_block_by_block(monkeypatch, block):
+    """The counting pass of the key sort (block by block, NaN pivots counting the NaNs)
+    against numpy's comparisons of the whole part."""
+    from spmdlab.arrays.sorting import samplesort
+    monkeypatch.setattr(samplesort, "COUNT_BLOCK", block)
+    rng = np.random.default_rng(11)
+    x = rng.integers(-3, 3, 1000).astype(np.float64)
+    x[::7] = np.nan
+    for part in (x, x[:0], rng.integers(-3, 3, 999)):
+        vals = np.array([-1, 0, 2] + ([np.nan] if part.dtype.kind == "f" else []), dtype=part.dtype)
+        nan = np.isnan(part) if part.dtype.kind == "f" else np.zeros(part.size, bool)
+        want = [[np.count_nonzero(~nan), np.count_nonzero(nan)] if v != v else
+                [np.count_nonzero(part < v), np.count_nonzero(part == v)] for v in vals]
+        assert np.array_equal(samplesort._less_equal_counts(part, vals), np.array(want).reshape(-1, 2))
+
+
+def _large_suite():
+    """Parts larger than a counting block, with ties and NaNs: sort, stable argsort and
+    unique (first indices, inverse, counts) against numpy on the gathered array."""
+    rng = np.random.default_rng(13)
+    X = rng.integers(0, 50, 100_003).astype(np.float64)
+    X[::11] = np.nan
+    Y = rng.standard_normal(90_001)
+    bad = []
+    for A in (X, Y):
+        D = codistributed(A)
+        checks = {"sort": (np.sort(D), np.sort(A)),
+                  "argsort": (np.argsort(D, kind="stable"), np.argsort(A, kind="stable"))}
+        for i, (g, w) in enumerate(zip(np.unique(D, return_index=True, return_inverse=True, return_counts=True),
+                                       np.unique(A, return_index=True, return_inverse=True, return_counts=True))):
+            checks[f"unique{i}"] = (g, w)
+        bad += [key for key, (got, want) in checks.items() if not _same(got, want)]
+    return bad
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_sort_and_unique_of_parts_larger_than_a_counting_block(pools, n):
+    with spmd(pool=pools(n), timeout=300):
+        bad = _large_suite()
+    assert all(bad[lab] == [] for lab in range(1, n + 1)), bad[1]

@@ -13,7 +13,10 @@ order of the classic sample sort (Huang & Chow 1983; Blelloch et al., SPAA 1991)
 selection in place of buckets: pivots from a random sample, counts below and at each
 pivot agreed so ties split evenly, numpy's ``partition`` (introselect, O(m)) cuts the
 unsorted part, one all-to-all, and ONE local sort. (Bucketing by ``searchsorted`` and
-compress passes measured slower than numpy's sort itself.)
+compress passes measured slower than numpy's sort itself.) The all-to-all is one
+``Ialltoallv`` straight from the cut array into the received one (byte displacements at
+the cuts, the kept piece copied by numpy meanwhile): no staging copy on either side, and the counts
+below and at the pivots come from one pass over the part, block by block.
 
 Ties are broken by ``(value, lab, position in the lab's sorted run)``, a total order:
 pivots split even a long run of equal values between labs, and with a stable local sort
@@ -27,11 +30,13 @@ from typing import Any
 
 import numpy as np
 
+from ...lab import lazy_comm as comm
 from ..base import here
-from ..collectives import Exchange, allgather, allgatherv
+from ..collectives import allgather, allgatherv
 
 __all__ = ["SortedParts", "sample_sort", "SAMPLES_PER_LAB"]
 
+COUNT_BLOCK = 1 << 15  # elements a block of the counting pass (fits in a core's cache)
 SAMPLES_PER_LAB = 1024  # regular samples of a lab's sorted run: pivots within ~1/1024 of the ideal ranks
 
 
@@ -50,18 +55,12 @@ class SortedParts:
         """``values`` (one per sorted element here) returned to the labs the elements came
         from: the result has one value per element this lab passed, in its order."""
         merge, grouped, sent, received = self._route
-        lab, n = here()
         back = np.empty_like(values)
         back[merge] = values  # in received order (concatenated by source lab)
-        offsets = np.concatenate(([0], np.cumsum(received))).astype(np.int64)
-        chunks = [back[offsets[k]:offsets[k + 1]] for k in range(n)]
-        if n > 1:
-            sends: list = [c if k != lab - 1 else None for k, c in enumerate(chunks)]
-            rcounts = [int(sent[k]) * values.dtype.itemsize if k != lab - 1 else 0 for k in range(n)]
-            got = Exchange(sends, rcounts, what).finish()
-            chunks = [chunks[k] if k == lab - 1 else got[k].view(values.dtype) for k in range(n)]
+        if here()[1] > 1:
+            back = _alltoallv([back], np.concatenate(([0], np.cumsum(received))), sent, what)[0]
         out = np.empty_like(values, shape=int(np.sum(sent)))
-        out[grouped] = np.concatenate(chunks) if chunks else values[:0]
+        out[grouped] = back
         return out
 
 
@@ -110,33 +109,51 @@ def _cuts(keys: np.ndarray, lab: int, n: int, pivots: tuple, by_value: bool) -> 
     return np.concatenate(([0], inner, [keys.size])).astype(np.int64)
 
 
-def _exchange(arrays: list, cuts: np.ndarray, received: np.ndarray, lab: int, n: int, what: str) -> list:
-    """Each of ``arrays`` (``cuts[k]:cuts[k+1]`` to lab k+1) moved in one all-to-all; what
-    arrives, concatenated in lab order."""
-    exchanges = []
+def _alltoallv(arrays: list, cuts: np.ndarray, received: np.ndarray, what: str) -> list:
+    """Each of ``arrays`` (contiguous; ``a[cuts[k]:cuts[k+1]]`` goes to lab k+1) moved by
+    one ``Ialltoallv`` straight from the array into one new array per input, the
+    ``received[k]`` elements from lab k+1 in lab order: no staging copies on either side.
+    The piece a lab keeps is copied by numpy, not sent to itself (MPICH's nonblocking
+    self-send of a large piece measured many times slower than the whole exchange)."""
+    MPI = comm.MPI
+    lab = here()[0]
+    cuts, received = np.asarray(cuts, dtype=np.int64), np.asarray(received, dtype=np.int64)
+    rdispl = np.cumsum(received) - received
+    sent, got = np.diff(cuts), received.copy()
+    sent[lab - 1] = got[lab - 1] = 0
+    requests, keep, out = [], [], []
     for a in arrays:
-        sends = [a[cuts[k]:cuts[k + 1]] if k != lab - 1 else None for k in range(n)]
-        rcounts = [int(received[k]) * a.dtype.itemsize if k != lab - 1 else 0 for k in range(n)]
-        exchanges.append(Exchange(sends, rcounts, what))
-    out = []
-    for a, ex in zip(arrays, exchanges):
-        got = ex.finish()
-        parts = [a[cuts[k]:cuts[k + 1]] if k == lab - 1 else got[k].view(a.dtype) for k in range(n)]
+        a = np.ascontiguousarray(a)
+        item = a.dtype.itemsize
         whole = np.empty(int(received.sum()), dtype=a.dtype)  # the dtype as it is ('>f8' stays)
-        out.append(np.concatenate(parts, out=whole))
+        send = [a.reshape(-1).view(np.uint8), (sent * item, cuts[:-1] * item), MPI.BYTE]
+        recv = [whole.view(np.uint8), (got * item, rdispl * item), MPI.BYTE]
+        requests.append(comm.block().Ialltoallv(send, recv))
+        keep.append((a, whole, send, recv))
+        out.append(whole)
+    for a, whole in zip(arrays, out):  # the kept piece, while the exchange runs
+        at = int(rdispl[lab - 1])
+        whole[at:at + int(received[lab - 1])] = np.asarray(a)[cuts[lab - 1]:cuts[lab]]
+    comm.wait_every(requests, what, keep=tuple(keep))
     return out
 
 
 def _less_equal_counts(x: np.ndarray, vals: np.ndarray) -> np.ndarray:
-    """``[[#(x < v), #(x == v)] for v in vals]`` in sort order (NaN after every number)."""
-    nan = np.isnan(x) if x.dtype.kind == "f" else None
+    """``[[#(x < v), #(x == v)] for v in vals]`` in sort order (NaN after every number),
+    block by block so that both comparisons of a block read it from cache (one pass over
+    ``x`` from memory, no array-sized temporaries)."""
     out = np.zeros((vals.size, 2), dtype=np.int64)
-    for k, v in enumerate(vals):
-        if v != v:
-            n_nan = int(np.count_nonzero(nan)) if nan is not None else 0
-            out[k] = (x.size - n_nan, n_nan)
-        else:
-            out[k] = (np.count_nonzero(x < v), np.count_nonzero(x == v))
+    mask = np.empty(min(x.size, COUNT_BLOCK), dtype=bool)
+    for lo in range(0, x.size, COUNT_BLOCK):
+        b = x[lo:lo + COUNT_BLOCK]
+        t = mask[:b.size]
+        for k, v in enumerate(vals):
+            if v != v:  # a NaN pivot: every number is below it, the NaNs equal
+                e = int(np.count_nonzero(np.isnan(b, out=t))) if b.dtype.kind == "f" else 0
+                out[k] += (b.size - e, e)
+            else:
+                out[k, 0] += np.count_nonzero(np.less(b, v, out=t))
+                out[k, 1] += np.count_nonzero(np.equal(b, v, out=t))
     return out
 
 
@@ -171,7 +188,7 @@ def _sort_keys(x: np.ndarray, lab: int, n: int, what: str) -> tuple:
         y.partition(kth)
     sent = np.diff(cuts)
     matrix = allgather(sent, what)
-    keys = _exchange([y], cuts, matrix[:, lab - 1], lab, n, what)[0]
+    keys = _alltoallv([y], cuts, matrix[:, lab - 1], what)[0]
     del y
     keys.sort()  # in place: the received buffer is ours
     return keys, matrix.sum(axis=0)
@@ -199,7 +216,7 @@ def sample_sort(x: np.ndarray, what: str, payloads: tuple = (), stable: bool = F
     sent = np.diff(cuts)
     matrix = allgather(sent, what)  # matrix[q, k]: elements lab q+1 sends to lab k+1
     received, counts = matrix[:, lab - 1], matrix.sum(axis=0)
-    arrived = _exchange(arrays, cuts, received, lab, n, what)
+    arrived = _alltoallv(arrays, cuts, received, what)
     del arrays
     if payloads or stable:
         merge = np.argsort(arrived[0], kind="stable")  # runs in lab order: ties keep the total order

@@ -85,8 +85,12 @@ def unique_of(ar: CodistArray, return_index: bool = False, return_inverse: bool 
         return tuple(replicated_result(ar, x) for x in r) if isinstance(r, tuple) else replicated_result(ar, r)
     L = ar._local
     u, first, inv, cnt = _local_unique(L.reshape(-1), return_index, return_inverse, equal_nan)
-    gfirst = _global_flat(ar, first, lab, n) if first is not None else np.zeros(u.size, dtype=np.intp)
-    parts = sample_sort(u, what, (gfirst, cnt), stable=True, by_value=True)
+    payloads = []  # only what is asked for travels with the distinct values
+    if return_index:
+        payloads.append(_global_flat(ar, first, lab, n))
+    if return_counts:
+        payloads.append(cnt)
+    parts = sample_sort(u, what, tuple(payloads), stable=True, by_value=True)
     keys = parts.keys
     new = _new_runs(keys, equal_nan)
     starts = np.flatnonzero(new)
@@ -101,7 +105,7 @@ def unique_of(ar: CodistArray, return_index: bool = False, return_inverse: bool 
         mine = parts.send_back(ids, what)
         out.append(type(ar)._from_local(mine[inv].reshape(L.shape), ar._codist))
     if return_counts:
-        counts = np.add.reduceat(parts.payloads[1], starts) if starts.size else starts.astype(np.intp)
+        counts = np.add.reduceat(parts.payloads[-1], starts) if starts.size else starts.astype(np.intp)
         out.append(type(ar)._from_local(counts.astype(np.intp), codist))
     return out[0] if len(out) == 1 else tuple(out)
 
