@@ -60,14 +60,12 @@ def register_input(accepts: Callable[[Any], bool], scatter: Callable[..., Any]) 
 
 
 def _stored(codist: Any, lab: int, n: int) -> Any:
-    """What ``lab`` stores of an array in layout ``codist``: its selection, or the list of
-    its chunks' selections for a chunked layout."""
+    """What ``lab`` stores in layout ``codist``: its selection, or its chunks' selections."""
     return codist.chunkSelections(lab, n) if codist.isChunked(n) else codist.localSelection(lab, n)
 
 
 class _SendPart:
-    """One lab's part of a client array, cut out only when its message is pickled, so
-    the client holds at most one part's copy at a time while scattering."""
+    """One lab's part of a client array, cut out only when pickled (one part's copy at a time)."""
 
     __slots__ = ("X", "index", "codist")
 
@@ -283,7 +281,10 @@ class distributed(DistributedHabits):
         for accepts, scatter in _OTHER_INPUTS:  # e.g. a scipy.sparse matrix (distributed_sparse)
             if accepts(X):
                 return scatter(X, codist, pool)
-        return super().__new__(cls)
+        grid, pool = getattr(codist, "Grid", None), pool if pool is not None else gcp()
+        if grid is None or pool is None or is_handle(X) or grid.is_full(pool.numlabs):
+            return super().__new__(cls)
+        return distributed(X, pool=pool).redistribute(codist)  # on a grid of some labs: scattered, then moved
 
     def __init__(self, X: Any, codist=None, *, pool=None):
         _check_codist_arg(codist, "distributed(X)")
@@ -591,8 +592,6 @@ del _name, _op, _op1
 
 
 register_handle("codist", distributed._from_labs)
-
-
 
 
 def isdistributed(X: Any) -> bool:

@@ -94,3 +94,13 @@ def test_tuple_results_of_a_sub_grid_array(pool4):
     rows, cols = np.nonzero(D > 6)
     want = np.nonzero(M > 6)
     assert np.array_equal(gather(rows), want[0]) and np.array_equal(gather(cols), want[1])
+
+
+@pytest.mark.parametrize("labs", [[1, 2], [4, 3]])
+def test_distributed_of_a_client_array_in_a_grid_layout(pool4, labs):
+    # MATLAB's distributed(X, codist) with the layout on some labs: built there
+    c = codistributor2dbc(spmdlab.grid(2, 1, labs=labs), (2, 2))
+    D = distributed(A, c, pool=pool4)
+    assert type(D).__name__ == "distributedGrid" and D.grid.labs == tuple(labs)
+    assert np.array_equal(gather(D), A) and D.numlabs_used == 2
+    assert np.allclose(gather(D @ D.T), A @ A.T)
