@@ -281,8 +281,8 @@ class distributed(DistributedHabits):
         for accepts, scatter in _OTHER_INPUTS:  # e.g. a scipy.sparse matrix (distributed_sparse)
             if accepts(X):
                 return scatter(X, codist, pool)
-        grid, pool = getattr(codist, "Grid", None), pool if pool is not None else gcp()
-        if grid is None or pool is None or is_handle(X) or grid.is_full(pool.numlabs):
+        grid = getattr(codist, "Grid", None)
+        if grid is None or is_handle(X) or grid.is_full(getattr(pool if pool is not None else gcp(), "numlabs", 0)):
             return super().__new__(cls)
         return distributed(X, pool=pool).redistribute(codist)  # on a grid of some labs: scattered, then moved
 

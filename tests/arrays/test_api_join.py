@@ -9,7 +9,6 @@ import sys
 import cloudpickle
 import numpy as np
 import pytest
-from hypothesis import given
 from support import fuzz
 
 import spmdlab
@@ -280,23 +279,8 @@ OPS = {
 }
 
 
-@pytest.mark.parametrize("n", fuzz.LABS)
-def test_joins_agree_with_numpy(pools, n):
-    pool = pools(n)
-
-    @fuzz.budget()
-    @given(fuzz.cases(n, OPS, nans=True))
-    def check(case):
-        assert fuzz.run_case(pool, case, OPS) == [], case
-
-    check()
-
-
-@pytest.mark.nompi
-@given(fuzz.cases(1, OPS, nans=True))
-@fuzz.budget()
-def test_joins_agree_with_numpy_at_the_client(case):
-    assert fuzz.check_case(case, OPS) == [], case
+test_joins_agree_with_numpy = fuzz.on_every_layout(OPS, nans=True)
+test_joins_agree_with_numpy_at_the_client = fuzz.at_the_client(OPS, nans=True)
 
 
 def test_transposed_parts_take_the_same_path_on_every_lab(pools):

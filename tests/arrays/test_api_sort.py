@@ -10,7 +10,6 @@ import sys
 import cloudpickle
 import numpy as np
 import pytest
-from hypothesis import given
 from support import fuzz
 
 import spmdlab
@@ -44,23 +43,8 @@ OPS = {
 }
 
 
-@pytest.mark.parametrize("n", fuzz.LABS)
-def test_sorting_agrees_with_numpy_on_every_layout(pools, n):
-    pool = pools(n)
-
-    @fuzz.budget()
-    @given(fuzz.cases(n, OPS, nans=True))
-    def check(case):
-        assert fuzz.run_case(pool, case, OPS) == [], case
-
-    check()
-
-
-@pytest.mark.nompi
-@given(fuzz.cases(1, OPS, nans=True))
-@fuzz.budget()
-def test_sorting_agrees_with_numpy_at_the_client(case):
-    assert fuzz.check_case(case, OPS) == [], case
+test_sorting_agrees_with_numpy_on_every_layout = fuzz.on_every_layout(OPS, nans=True)
+test_sorting_agrees_with_numpy_at_the_client = fuzz.at_the_client(OPS, nans=True)
 
 
 # --------------------------------------------------------------------------- exact suites on the labs
@@ -175,17 +159,7 @@ def _errors():
         "searchsorted_side": lambda A: np.searchsorted(A.ravel(), 1.0, side="middle"),
         "isin_kind": lambda A: np.isin(A, [1.0], kind="bogus"),
     }
-    out = {}
-    for key, call in calls.items():
-        kinds = []
-        for A in (X, D):
-            try:
-                call(A)
-                kinds.append(None)
-            except Exception as exc:
-                kinds.append(type(exc).__name__)
-        out[key] = kinds
-    return out
+    return fuzz.exception_kinds(calls, X, D)
 
 
 def test_bad_input_raises_numpys_exception_types_on_every_lab(pools):
