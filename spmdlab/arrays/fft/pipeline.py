@@ -122,6 +122,16 @@ def _offsets(part: Sequence[int]) -> list[int]:
     return [0, *np.cumsum(part).tolist()]
 
 
+def _plan(split: Sequence[int], line: int, item: int, what: str) -> tuple:
+    """``(chunks, chunk bytes, staging window or None, each lab's chunk bounds)`` for moving
+    parts of ``split[k]`` whole lines of ``line`` elements each, in the same number of chunks
+    on every lab."""
+    chunks = _chunks(max(split), line, item)
+    per_chunk = max(math.ceil(c / chunks) for c in split)
+    chunk_bytes = max(64, per_chunk * line * item)
+    return chunks, chunk_bytes, window(chunk_bytes, what), [_bounds(c, chunks) for c in split]
+
+
 def cols_to_rows(local: np.ndarray, n1: int, n2: int, rows: Sequence[int], cols: Sequence[int],
                  pre: Pre, what: str) -> Optional[np.ndarray]:
     """This lab's part by rows ``(rows[me], n2)`` of the n1 x n2 matrix whose part by
@@ -132,14 +142,10 @@ def cols_to_rows(local: np.ndarray, n1: int, n2: int, rows: Sequence[int], cols:
     lab, p = here()
     me = lab - 1
     item = local.dtype.itemsize
-    chunks = _chunks(max(cols), n1, item)
-    width = max(math.ceil(c / chunks) for c in cols)
-    chunk_bytes = max(64, n1 * width * item)
-    st = window(chunk_bytes, what)
+    chunks, chunk_bytes, st, bounds = _plan(cols, n1, item, what)
     if st is None:
         return None
     r0, c0 = _offsets(rows), _offsets(cols)
-    bounds = [_bounds(c, chunks) for c in cols]
     out = np.empty((rows[me], n2), dtype=local.dtype)
     src = local.reshape(n1, cols[me])
     dtype = local.dtype
@@ -169,14 +175,10 @@ def rows_to_cols(local: np.ndarray, n1: int, n2: int, rows: Sequence[int], cols:
     lab, p = here()
     me = lab - 1
     item = local.dtype.itemsize
-    chunks = _chunks(max(rows), n2, item)
-    height = max(math.ceil(r / chunks) for r in rows)
-    chunk_bytes = max(64, height * n2 * item)
-    st = window(chunk_bytes, what)
+    chunks, chunk_bytes, st, bounds = _plan(rows, n2, item, what)
     if st is None:
         return None
     r0, c0 = _offsets(rows), _offsets(cols)
-    bounds = [_bounds(r, chunks) for r in rows]
     shape: Tuple[int, int] = (cols[me], n1) if transpose else (n1, cols[me])
     out = np.empty(shape, dtype=local.dtype)
     src = local.reshape(rows[me], n2)
