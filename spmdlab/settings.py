@@ -14,6 +14,8 @@
 | ``SPMDLAB_AUTOTHREAD_SIZE`` | local parts below this many mega-elements (10⁶) use one thread (PDL's ``PDL_AUTOPTHREAD_SIZE``) | 1 |
 | ``SPMDLAB_DISTRIBUTE_SIZE`` | a ``distributed`` array of fewer elements built at the client (without a codistributor) stays whole on lab 1; 0 spreads every array | 1000000 |
 | ``SPMDLAB_TREE`` | ``1``: blocks reach the labs through lab 1 and MPI's collectives (broadcast of the request, gather of the replies), so the client's work per block does not grow with the pool (``parpool(n, tree=...)``); ``0``: the client sends to and hears from every lab itself (measured faster on a machine with more labs than cores, docs/design.md §10b) | ``0`` |
+| ``SPMDLAB_WAIT`` | how a lab's MPI waits wait (``lab/waits.py``): ``poll`` (test, yield for 2 ms, then sleep up to 1 ms between tests), ``block`` (MPI's own wait, woken by an abort), ``auto`` (``block`` with a core per lab, else ``yield``), ``yield``, ``spin`` | ``poll`` |
+| ``SPMDLAB_IO_TWO_PHASE`` | ``1``: ``load`` of a file by its last dimension reads contiguous row slabs and exchanges them (``arrays/io/twophase.py``; not measured faster) | off |
 | ``SPMDLAB_STAGING_MB`` | largest local part (MB) ``redistribute`` moves through memory the labs of one machine share; the buffer is kept for reuse, 0 turns it off | 64 |
 """
 from __future__ import annotations
@@ -32,7 +34,9 @@ from typing import Any
 from .errors import PoolError
 
 __all__ = ["Settings", "load", "requested_size", "LOCAL_PROFILES", "check_threads", "check_size", "cpu_cores",
-           "labs_here", "blas_threads_started", "parse_switch"]
+           "labs_here", "blas_threads_started", "parse_switch", "wait_policy", "io_two_phase", "WAIT_POLICIES"]
+
+WAIT_POLICIES = ("poll", "block", "auto", "yield", "spin")
 
 _ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "num_labs": ("SPMDLAB_NUM_LABS", int),
@@ -249,3 +253,16 @@ def quiet() -> bool:
     """``SPMDLAB_QUIET=1``: the library prints nothing of its own (no start line, no
     "running" line); only lab output is shown."""
     return os.environ.get("SPMDLAB_QUIET", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def wait_policy(default: str) -> str:
+    """``SPMDLAB_WAIT`` as a lab reads it at start: one of ``WAIT_POLICIES``."""
+    raw = os.environ.get("SPMDLAB_WAIT", default).strip().lower() or default
+    if raw not in WAIT_POLICIES:
+        raise PoolError(f"SPMDLAB_WAIT must be one of {', '.join(WAIT_POLICIES)}; got {raw!r}")
+    return raw
+
+
+def io_two_phase() -> bool:
+    """``SPMDLAB_IO_TWO_PHASE=1``: the two-phase read of files split by their last dimension."""
+    return os.environ.get("SPMDLAB_IO_TWO_PHASE", "") == "1"

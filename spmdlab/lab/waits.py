@@ -66,14 +66,14 @@ def init(mpi: Any, abandon: Callable[..., None], labs_here: int) -> None:
     request and its buffers until it completes) and how many labs share this machine;
     makes the wake-up communicator and flag.
 
-    The policy (``SPMDLAB_WAIT``, default ``auto``): with a core for every lab of this
+    The policies (``SPMDLAB_WAIT``, default ``POLICY``); ``auto``: with a core for every lab of this
     machine, ``block`` (MPI's own wait: it spins, so it keeps its core against idle
     neighbours); with more labs than cores, ``yield`` (a lab that waits hands its core to
     one that still computes: MPI's spinning wait kept the computing lab off the core for
     whole time slices, 200 scalar reductions on 4 labs / 2 cores took 5.8 times as long)."""
     global MPI, _abandon, _wake_comm, SPIN_SECONDS, YIELD_SECONDS
     MPI, _abandon = mpi, abandon
-    policy = os.environ.get("SPMDLAB_WAIT", POLICY)
+    policy = settings.wait_policy(POLICY)
     if policy == "auto":
         policy = "block" if labs_here <= settings.cpu_cores() else "yield"
     if policy in _SPINS:  # no blocking MPI wait: test (spinning first), yield, sleep

@@ -99,3 +99,16 @@ def test_waits_after_many_aborts_still_deliver_right_values(policy_pool):
         for _ in range(50):
             labBarrier()
     assert ok[1] and ok[2]
+
+
+@pytest.mark.nompi
+def test_the_wait_policy_is_read_by_settings_and_checked(monkeypatch):
+    from spmdlab import settings
+    from spmdlab.errors import PoolError
+    monkeypatch.delenv("SPMDLAB_WAIT", raising=False)
+    assert settings.wait_policy("poll") == "poll"
+    monkeypatch.setenv("SPMDLAB_WAIT", " Block ")
+    assert settings.wait_policy("poll") == "block"
+    monkeypatch.setenv("SPMDLAB_WAIT", "sleepy")
+    with pytest.raises(PoolError, match="SPMDLAB_WAIT must be one of poll, block, auto, yield, spin; got 'sleepy'"):
+        settings.wait_policy("poll")

@@ -364,6 +364,29 @@ def test_no_module_is_over_600_lines(graph):
     assert long == []
 
 
+# Environment variables read outside settings.py: the lab's start-up hand-over from the
+# client (address, key), which are not settings a user sets.
+ENV_READERS = {"spmdlab.settings", "spmdlab.lab.__main__"}
+
+
+def test_only_settings_reads_spmdlab_variables(graph):
+    """One place reads settings: no other module looks ``SPMDLAB_*`` up in ``os.environ``."""
+    _, mods = graph
+    readers = []
+    for name, (_, path) in mods.items():
+        if name in ENV_READERS:
+            continue
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and node.attr == "environ"
+                    and any(isinstance(c, ast.Constant) and str(c.value).startswith("SPMDLAB_")
+                            for c in ast.walk(tree))):
+                readers.append(f"{name}: line {node.lineno}")
+                break
+    assert readers == []
+
+
 def run_python(code: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           env=dict(os.environ, PYTHONPATH=child_pythonpath()))

@@ -13,11 +13,11 @@ than the stretch-per-row reads (1.9-3.9 s vs 1.5-2.2 s for 0.5 GB), so it is not
 from __future__ import annotations
 
 import math
-import os
 from typing import Any
 
 import numpy as np
 
+from ... import settings
 from ...lab import lazy_comm as comm
 from ...layouts.codistributor import codistributor1d
 from .agree import agree, report
@@ -29,7 +29,7 @@ __all__ = ["fits_two_phase", "read_two_phase"]
 def fits_two_phase(target: Any, shape: tuple, fortran: bool, n: int) -> bool:
     """Whether ``target`` splits the last dimension of a C-order file of ``shape``
     (no halo), the case where a lab's part is a short stretch per row."""
-    return (os.environ.get("SPMDLAB_IO_TWO_PHASE") == "1" and n > 1 and not fortran and len(shape) >= 2
+    return (settings.io_two_phase() and n > 1 and not fortran and len(shape) >= 2
             and isinstance(target, codistributor1d)
             and target.Dimension == len(shape) and not target.Halo and math.prod(shape) > 0)
 
