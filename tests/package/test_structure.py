@@ -138,6 +138,7 @@ ARRAY_LAYERS = [
     # data in and out: index math, agreed errors, MPI-IO, then the formats
     {"io.plan", "io.agree"},
     {"io.mpiio"},
+    {"io.mapped"},
     {"io.twophase"},
     {"io.npy"},
     {"io.boxes"},

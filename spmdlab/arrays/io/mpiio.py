@@ -26,7 +26,7 @@ from ... import settings
 from ...lab import lazy_comm as comm
 from .plan import runs
 
-__all__ = ["item_type", "region_type", "contig_strides", "File", "staging_bytes", "no_sigxfsz"]
+__all__ = ["LONG_RUN", "item_type", "region_type", "contig_strides", "File", "staging_bytes", "no_sigxfsz"]
 
 
 def staging_bytes() -> int:
@@ -111,7 +111,7 @@ def _hints(write: bool, run: int) -> Any:
     hints = {k: str(cap) for k, v in _ROMIO_BUFFERS.items() if cap < v}
     way = "write" if write else "read"
     hints[f"romio_cb_{way}"] = "disable"
-    if run >= _LONG_RUN:
+    if run >= LONG_RUN:
         hints[f"romio_ds_{way}"] = "disable"
     info = MPI.Info.Create()
     for key, value in hints.items():
@@ -119,7 +119,7 @@ def _hints(write: bool, run: int) -> Any:
     return info
 
 
-_LONG_RUN = 32 << 10
+LONG_RUN = 32 << 10
 
 
 class File:

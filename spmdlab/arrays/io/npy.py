@@ -1,5 +1,6 @@
 """``.npy`` files on the labs: ``load`` (any layout) and ``save`` (``np.save``'s format),
-each lab reading and writing only its own part at its offsets with MPI-IO.
+each lab reading and writing only its own part at its offsets with MPI-IO (reads of
+parts made of short stretches of the file through memory maps instead: ``mapped.py``).
 
 The header (numpy's format: magic, version, a dict of ``descr``, ``fortran_order``,
 ``shape``) is read by every lab and compared; lab 1 writes it. The data follow as one
@@ -21,7 +22,8 @@ from ..array import codistributed
 from ..base import Chunks, check_codist_arg, complete, here, need, parts_of
 from ..reshard import changeMode
 from .agree import agree, report
-from .mpiio import File, contig_strides, item_type, no_sigxfsz, region_type
+from .mapped import read_mapped
+from .mpiio import LONG_RUN, File, contig_strides, item_type, no_sigxfsz, region_type
 from .plan import check_layout_fits, min_run_bytes, owned, part_shape, rounds, stored
 from .twophase import fits_two_phase, read_two_phase
 
@@ -123,6 +125,8 @@ def load(path: Any, codist: Any = None) -> Any:
     parts = [np.empty(part_shape(sel), dtype=dtype, order="F" if fortran else "C") for sel in stored(target, lab, n)]
     if fits_two_phase(target, shape, fortran, n):
         read_two_phase(path, offset, dtype, shape, target, parts[0], what)
+    elif min_run_bytes(target, n, dtype.itemsize, fortran, "stored") < LONG_RUN:
+        read_mapped(path, offset, dtype, shape, fortran, stored(target, lab, n), parts, what)
     else:
         _rounds(path, False, offset, dtype, shape, fortran, target, parts, what)
     return build_result(parts, dtype, target, n)
