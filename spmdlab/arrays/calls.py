@@ -12,6 +12,7 @@ import numpy as np
 from ..errors import SpmdError
 from ..layouts.base import LayoutBase
 from ..layouts.codistributor import codistributor1d
+from ..protocol.inplace import Part
 from . import threads
 from .array import codistributed, getLocalPart
 from .base import complete, numlabs_of
@@ -59,11 +60,12 @@ def to_codistributed(value: Any, codist: Any) -> Any:
     return value.copy() if codist is None else redistribute(value, codist)
 
 
-def local_rows(value: Any, key: int, lo: int, hi: int) -> np.ndarray:
-    """``Call`` handler: rows lo:hi of this lab's local part (a view: sent without a copy)."""
+def local_rows(value: Any, key: int, lo: int, hi: int) -> Part:
+    """``Call`` handler: rows lo:hi of this lab's local part (a view: sent without a copy,
+    and received at the client straight into its place in the result)."""
     if not isinstance(value, codistributed):
         raise SpmdError(f"the distributed array's data (key {key}) is gone from this lab")
-    return np.ascontiguousarray(getLocalPart(value)[lo:hi])
+    return Part(getLocalPart(value)[lo:hi])
 
 
 def nnz_per_lab(S: Any) -> list[int]:

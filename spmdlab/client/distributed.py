@@ -29,25 +29,25 @@ from ..arrays.base import check_codist_arg as _check_codist_arg
 from ..arrays.base import check_dtype as _check_dtype
 from ..arrays.base import is_plain as _is_plain
 from ..arrays.base import numlabs_of as _codist_numlabs
-from ..arrays.calls import construct, labs_holding, local_rows, placed, to_codistributed
+from ..arrays.calls import construct, labs_holding, placed, to_codistributed
 from ..arrays.io import load as _io_load
 from ..errors import SpmdError, labs_words
 from ..layouts.codistributor import codistributor1d
-from ..layouts.regions import copy_region as _copy_region
 from ..layouts.regions import take as _take
 from ..protocol.calls import Ref, call_method, get_attr, map_leaves, split, ufunc_method
+from ..protocol.inplace import Part
 from ..protocol.messages import Call, Get, Input, Set, Summary
 from ..protocol.values import is_handle
 from .display import distributed_html
 from .execute import register_handle, run_block
 from .habits_array import DistributedHabits
+from .parts import gather_plain, stored
 from .pool import gcp
 from .preview import corner_text, fetch_corner
 
 __all__ = ["distributed", "isdistributed", "on_labs", "register_input", "run_on_labs"]
 
 
-_GATHER_CHUNK = 8 << 20
 _D = TypeVar("_D", bound="distributed")
 # Inputs another handle scatters, ``(accepts(X), scatter(X, codist, pool))``: registered
 # by its module (distributed_sparse: scipy.sparse matrices), which client/__init__ imports.
@@ -59,24 +59,21 @@ def register_input(accepts: Callable[[Any], bool], scatter: Callable[..., Any]) 
     _OTHER_INPUTS.append((accepts, scatter))
 
 
-def _stored(codist: Any, lab: int, n: int) -> Any:
-    """What ``lab`` stores in layout ``codist``: its selection, or its chunks' selections."""
-    return codist.chunkSelections(lab, n) if codist.isChunked(n) else codist.localSelection(lab, n)
-
-
 class _SendPart:
-    """One lab's part of a client array, cut out only when pickled (one part's copy at a time)."""
+    """One lab's part of a client array, cut out only when pickled (a view where the
+    selection is slices: no copy at all)."""
 
     __slots__ = ("X", "index", "codist")
 
-    def __init__(self, X: np.ndarray, index: tuple, codist):
+    def __init__(self, X: np.ndarray, index: Any, codist: Any) -> None:
         self.X, self.index, self.codist = X, index, codist
 
-    def __reduce_ex__(self, protocol):
+    def __reduce_ex__(self, protocol: Any) -> tuple:
         if isinstance(self.index, list):  # a chunked layout: the lab's list of chunks
             chunks = _Chunks([np.ascontiguousarray(_take(self.X, sel)) for sel in self.index], self.X.dtype)
             return (codistributed._from_local, (chunks, self.codist))
-        return (codistributed._from_local, (np.ascontiguousarray(_take(self.X, self.index)), self.codist))
+        return (codistributed._from_local, (Part(_take(self.X, self.index)), self.codist))
+
 
 
 # --------------------------------------------------------------------------- running on the labs
@@ -308,7 +305,7 @@ class distributed(DistributedHabits):
         target = placed(codist, X.shape, n, pool.settings.distribute_size)  # small: whole on lab 1
         pool.flush_frees()  # a loop of distributed(X) must not keep the dropped arrays
         key = pool.new_key()
-        messages = {lab: Set(key, _SendPart(X, _stored(target, lab, n), target)) for lab in range(1, n + 1)}
+        messages = {lab: Set(key, _SendPart(X, stored(target, lab, n), target)) for lab in range(1, n + 1)}
         try:
             pool.request_many(messages)
         except BaseException:
@@ -363,39 +360,13 @@ class distributed(DistributedHabits):
 
     # ---- reading ---------------------------------------------------------------------
     def _spmdlab_gather(self) -> np.ndarray:
-        """Fetch the parts and assemble them. Large parts come in rounds of row slices of
-        at most ``_GATHER_CHUNK`` bytes per lab, each copied into place at once: the client
-        never holds all parts besides the result, and the receive buffers stay small
-        enough to be reused by the allocator instead of being faulted in afresh."""
+        """Fetch the parts and assemble them (``parts.gather_plain``)."""
         pool = self._live_pool()
         n, codist = self._nlabs, self._codist
         if not _is_plain(codist):  # halos, blocks, chunk maps: moved to a plain layout first
             return _run(to_codistributed, (self, codistributor1d()), pool=pool)._spmdlab_gather()
         out = np.empty(self._shape, dtype=self._dtype)
-        if out.size == 0:
-            return out
-        index = [codist.localSelection(lab, n) for lab in range(1, n + 1)]
-        shapes = [codist.localShape(lab, n) for lab in range(1, n + 1)]
-        item = self._dtype.itemsize
-        step = [max(1, _GATHER_CHUNK // max(1, math.prod(s[1:]) * item)) for s in shapes]
-        pos = [0] * n
-        while True:
-            messages = {}
-            for k in range(n):
-                if math.prod(shapes[k]) and pos[k] < shapes[k][0]:
-                    hi = min(shapes[k][0], pos[k] + step[k])
-                    messages[k + 1] = Call(local_rows, self._key, (self._key, pos[k], hi))
-            if not messages:
-                return out
-            replies = pool.request_many(messages)
-            for lab, reply in replies.items():
-                k, part = lab - 1, reply.result
-                lo, hi = pos[k], pos[k] + part.shape[0]
-                rows = index[k][0]
-                rows = slice(rows.start + lo, rows.start + hi) if isinstance(rows, slice) else rows[lo:hi]
-                _copy_region(out, (rows,) + tuple(index[k][1:]), part, [None] * out.ndim)
-                pos[k] = hi
-            del replies, reply, part  # free this round's buffers before the next arrives
+        return out if out.size == 0 else gather_plain(pool, self._key, out, codist, n)
 
     def gather(self) -> np.ndarray:
         """The whole array, as a numpy array at the client."""

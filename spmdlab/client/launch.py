@@ -28,6 +28,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from .._frames import CODE_DIR
 from ..errors import PoolError
@@ -181,6 +182,20 @@ def close_listener(listener: socket.socket | None, folder: str | None) -> None:
             pass
     if folder:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def relay_output(stream: Any, stderr: Any) -> bool:
+    """Pass on what the lab job printed outside Python (C libraries) on ``stream`` (its
+    stdout or ``stderr`` pipe, non-blocking); False at EOF."""
+    try:
+        data = stream.read()
+    except (OSError, ValueError):
+        return False
+    if data is None:
+        return True
+    if data:
+        (sys.stderr if stream is stderr else sys.stdout).write(data.decode(errors="replace"))
+    return bool(data)
 
 
 def describe_status(code: int | None) -> str:

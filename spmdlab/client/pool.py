@@ -20,7 +20,6 @@ import os
 import selectors
 import signal
 import subprocess
-import sys
 import threading
 import time
 import warnings
@@ -38,8 +37,8 @@ from ..errors import (
     labs_verb,
     where_lines,
 )
+from ..protocol import inplace, tree
 from ..protocol import messages as protocol
-from ..protocol import tree
 from ..protocol.channel import Channel, ChannelClosed, Undecodable
 from ..protocol.messages import (
     Abort,
@@ -116,6 +115,7 @@ class Pool:
         self._fanned = 0  # the epoch of the last request sent through the tree
         self._in_gather: set[int] = set()  # labs a wait that ended early found done
         self._owing_why = ""
+        self._places: dict[int, Callable[[int], inplace.Pieces | None]] = {}  # request_many's
         self._start()
         _live_pools.add(self)
 
@@ -315,16 +315,23 @@ class Pool:
         """Send one non-block request to ``lab`` and return its reply (see ``request_many``)."""
         return self.request_many({lab: message})[lab]
 
-    def request_many(self, messages: dict[int, Get | Set | Call]) -> dict[int, Reply]:
+    def request_many(self, messages: dict[int, Get | Set | Call],
+                     places: dict[int, Callable[[int], inplace.Pieces | None]] | None = None) -> dict[int, Reply]:
         """Send each lab its own non-block request at once; return the replies by lab.
 
         Requests (``protocol``; the pool fills in their epoch): ``Get`` -> ``value`` or
         ``missing``; ``Set`` -> ``ok`` with the value's summary; ``Call`` -> ``value``.
+        ``places[lab](size)``: where lab's reply's one array buffer of ``size`` bytes goes
+        (pieces, see ``inplace``), its result then ``inplace.PLACED``; or None.
         Raises SpmdError when a lab could not do it.
         """
         user = any(protocol.needs_user_pickle(message) for message in messages.values())
-        replies = self._exchange({lab: functools.partial(protocol.stamp, message) for lab, message in messages.items()},
-                                 None, user, print_sink, None)
+        self._places = places or {}
+        try:
+            replies = self._exchange({lab: functools.partial(protocol.stamp, message)
+                                      for lab, message in messages.items()}, None, user, print_sink, None)
+        finally:
+            self._places = {}
         errors = {lab: r.result for lab, r in replies.items() if r.kind == "error"}
         if errors:
             raise SpmdError.from_lab_errors(errors)
@@ -367,23 +374,14 @@ class Pool:
                 if self.state == "running":
                     self.state = "idle"
 
-    def _relay_launcher_output(self, stream) -> bool:
-        """Pass on what the lab job printed outside Python (C libraries); False at EOF."""
-        try:
-            data = stream.read()
-        except (OSError, ValueError):
-            return False
-        if data is None:
-            return True
-        if data:
-            (sys.stderr if stream is self._proc.stderr else sys.stdout).write(data.decode(errors="replace"))
-        return bool(data)
-
     def _receive(self, chan: Channel, lab: int, epoch: int) -> Any:
         """The next message of ``lab``: an Output, a Reply (``epoch``'s), or None for a
         reply of another request (discarded)."""
+        where = self._places.get(lab)
+        place = None if where is None else lambda e, nbuf, size: (
+            None if e != epoch or (views := where(size)) is None else (views, inplace.PLACED))
         try:
-            msg = chan.recv()
+            msg = chan.recv(place)
         except ChannelClosed:
             self._lab_died()
         except Undecodable as exc:
@@ -441,7 +439,7 @@ class Pool:
         if isinstance(source, tuple):  # a control connection: a Where's answer
             read_waiting(source[1], wait.epoch, sel, wait.watch)
         elif not isinstance(source, Channel):
-            if not self._relay_launcher_output(source):
+            if not launch.relay_output(source, self._proc.stderr):
                 sel.unregister(source)
         else:
             lab = self._lab_of[source]

@@ -2,7 +2,9 @@
 
 A frame is ``!QIQ`` (payload length, buffer count, epoch), the buffer lengths, the pickle
 payload, then the raw out-of-band buffers (pickle protocol 5), so numpy arrays cross
-without copies into the pickle stream. The epoch in the frame head lets the receiver
+without copies into the pickle stream; a buffer that is a strided region (``inplace.Part``)
+is written piece by piece from its memory (``sendmsg``), and a receiver may name where a
+buffer belongs (``recv(place=...)``) to have it read straight there. The epoch in the frame head lets the receiver
 answer (or discard) a message whose payload it cannot unpickle without losing frame sync.
 A connection starts with a challenge: the client sends random bytes, the other end
 answers with their HMAC under the pool's key.
@@ -16,7 +18,10 @@ import pickle
 import socket
 import struct
 import threading
+from collections.abc import Callable
 from typing import Any
+
+from .inplace import IOV_MAX, Pieces, pieces, strided_regions
 
 __all__ = ["ChannelClosed", "Undecodable", "dumps", "loads", "Channel", "server_handshake", "split_address",
            "join_address", "connect", "use_codec"]
@@ -59,13 +64,18 @@ def dumps(obj: Any, user: bool = False, epoch: int = 0) -> list:
     """
     buffers: list[pickle.PickleBuffer] = []
     obj = _codec[0](obj)
-    if user:
-        from . import shipping  # cloudpickle: not needed by the shim, which imports this module too
+    with strided_regions() as strided:
+        if user:
+            from . import shipping  # cloudpickle: not needed by the shim, which imports this module too
 
-        payload = shipping.dumps(obj, buffer_callback=buffers.append)
-    else:
-        payload = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
-    raws = [b.raw() for b in buffers]
+            payload = shipping.dumps(obj, buffer_callback=buffers.append)
+        else:
+            payload = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
+    raws: list = []
+    for b in buffers:
+        raw = b.raw()
+        region = strided.get(id(raw.obj))
+        raws.append(raw if region is None or region[0] is not raw.obj else pieces(region[1]))
     head = _HEAD.pack(len(payload), len(raws), epoch) + b"".join(struct.pack("!Q", r.nbytes) for r in raws)
     return [head, payload, *raws]
 
@@ -94,7 +104,10 @@ class Channel:
     """One framed, bidirectional connection. ``send`` is thread-safe.
 
     A send cut short by an exception (Ctrl-C while the labs are fed a large input) leaves
-    the stream mid-frame: the channel is then ``broken`` and its owner must drop it.
+    the stream mid-frame: the channel is then ``broken`` and its owner must drop it. A
+    send that fails because the other end went away (a lab died, and MPI's launcher
+    took the others down with it) raises ``ChannelClosed`` without breaking the channel:
+    its owner reports the death.
     """
 
     def __init__(self, sock: socket.socket):
@@ -114,16 +127,48 @@ class Channel:
         with self._send_lock:
             if self.broken:
                 raise ChannelClosed("channel broken by an interrupted send")
-            done = False
+            done = gone = False
             try:
                 for frame in frames:
-                    self.sock.sendall(frame)
+                    if isinstance(frame, Pieces):
+                        self._send_pieces(frame)
+                    else:
+                        self.sock.sendall(frame)
                 done = True
             except OSError as exc:
+                gone = True  # the other end went away: closed, not broken by us
                 raise ChannelClosed(str(exc)) from None
             finally:
-                if not done:
+                if not done and not gone:
                     self.broken = True
+
+    def _send_pieces(self, parts: Pieces) -> None:
+        """Send the pieces in order, ``IOV_MAX`` a call (gather I/O; a blocking send
+        takes the whole batch, and one cut short resumes inside the piece it stopped in)."""
+        for views, nbytes in parts.batches(IOV_MAX):
+            i = 0
+            while i < len(views):
+                try:
+                    sent = self.sock.sendmsg(views[i:] if i else views)
+                except InterruptedError:
+                    continue
+                i = len(views) if not i and sent == nbytes else _advance(views, i, sent)
+
+    def _recv_pieces(self, parts: Pieces) -> None:
+        """Fill the pieces in order from the stream (scatter I/O, each batch waited for
+        whole: ``MSG_WAITALL``)."""
+        for views, nbytes in parts.batches(IOV_MAX):
+            i = 0
+            while i < len(views):
+                try:
+                    got = self.sock.recvmsg_into(views[i:] if i else views, 0, socket.MSG_WAITALL)[0]
+                except InterruptedError:
+                    continue
+                except OSError as exc:
+                    raise ChannelClosed(str(exc)) from None
+                if got == 0 and len(views[i]):
+                    raise ChannelClosed("connection closed")
+                i = len(views) if not i and got == nbytes else _advance(views, i, got)
 
     def _recv_into(self, view: memoryview) -> None:
         got = 0
@@ -145,13 +190,21 @@ class Channel:
         self._recv_into(memoryview(buf))
         return buf
 
-    def recv(self) -> Any:
+    def recv(self, place: Callable[[int, int, int], tuple[Pieces, Any] | None] | None = None) -> Any:
         """The next message. Raises ``Undecodable`` (the frame consumed, so the stream
-        stays in sync) when its payload cannot be unpickled here."""
+        stays in sync) when its payload cannot be unpickled here. ``place(epoch, nbuf,
+        size)`` may name where the frame's one out-of-band buffer belongs: ``(pieces,
+        token)``, the buffer read straight into the ``inplace.Pieces`` (writable, ``size``
+        bytes in all) and ``token`` unpickled in its stead (``inplace.PLACED``)."""
         length, nbuf, epoch = _HEAD.unpack(self.read_exact(_HEAD.size))
         sizes = struct.unpack(f"!{nbuf}Q", self.read_exact(8 * nbuf)) if nbuf else ()
         payload = self.read_exact(length)
-        buffers = [self.read_exact(size) for size in sizes]
+        spot = place(epoch, nbuf, sizes[0]) if place is not None and nbuf == 1 else None
+        if spot is not None:
+            self._recv_pieces(spot[0])
+            buffers: list = [spot[1]]
+        else:
+            buffers = [self.read_exact(size) for size in sizes]
         try:
             return _codec[1](pickle.loads(payload, buffers=buffers))
         except Exception as exc:
@@ -162,6 +215,17 @@ class Channel:
             self.sock.close()
         except OSError:
             pass
+
+
+def _advance(views: list, i: int, done: int) -> int:
+    """Past ``done`` bytes of ``views[i:]``: the index of the first piece not done, that
+    piece cut to what is left of it."""
+    while i < len(views) and done >= len(views[i]):
+        done -= len(views[i])
+        i += 1
+    if done:
+        views[i] = views[i][done:]
+    return i
 
 
 # ---- connections -------------------------------------------------------------------

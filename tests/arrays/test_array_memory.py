@@ -105,7 +105,7 @@ def test_distributed_scatter_gives_each_lab_its_part_and_the_client_no_full_copy
 
 
 def test_client_gather_holds_the_result_plus_small_receive_buffers(pool, monkeypatch):
-    monkeypatch.setattr(sys.modules["spmdlab.client.distributed"], "_GATHER_CHUNK", 256 * 1024)
+    monkeypatch.setattr(sys.modules["spmdlab.client.parts"], "GATHER_CHUNK", 256 * 1024)
     X = np.random.default_rng(1).random((N, N))
     for codist in (None, codistributor2dbc()):
         D = distributed(X, codist, pool=pool)
@@ -116,6 +116,27 @@ def test_client_gather_holds_the_result_plus_small_receive_buffers(pool, monkeyp
         assert np.array_equal(G, X)
         # the result, plus at most one 256 KiB slice per lab in flight
         assert 1.0 <= peak < 1.2, (codist, peak)
+        del D, G
+
+
+def test_client_moves_parts_without_staging_copies(pool):
+    """Issue 22: distributed(X) sends each lab's part from X's own memory (a column block
+    piece by piece) and gather(D) receives every part straight into the result: besides
+    the result the client allocates under 1% of the array either way (it packed each
+    part, and received each into a buffer of its own, before)."""
+    X = np.random.default_rng(2).random((500, 4096))  # columns on 4 labs: runs of 8 KB
+    for codist in (None, codistributor1d(1)):
+        tracemalloc.start()
+        D = distributed(X, codist, pool=pool)
+        scatter_peak = tracemalloc.get_traced_memory()[1] / X.nbytes
+        tracemalloc.stop()
+        tracemalloc.start()
+        G = gather(D)
+        gather_peak = tracemalloc.get_traced_memory()[1] / X.nbytes
+        tracemalloc.stop()
+        assert np.array_equal(G, X)
+        assert scatter_peak < 0.01, (codist, scatter_peak)
+        assert 1.0 <= gather_peak < 1.01, (codist, gather_peak)
         del D, G
 
 

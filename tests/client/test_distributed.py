@@ -262,7 +262,7 @@ def test_numpy_operations_at_the_client(pools, n):
 
 @pytest.mark.parametrize("chunk", [1, 100, 1 << 20])
 def test_gather_in_rounds_of_row_slices(pools, monkeypatch, chunk):
-    monkeypatch.setattr(sys.modules["spmdlab.client.distributed"], "_GATHER_CHUNK", chunk)
+    monkeypatch.setattr(sys.modules["spmdlab.client.parts"], "GATHER_CHUNK", chunk)
     P = pools(3)
     for shape, codist in [((37, 11), None), ((37, 11), codistributor1d(1)), ((25, 19), codistributor2dbc([3, 1], 4)),
                           ((5, 6, 7), codistributor1d(2)), ((0, 5), None), ((1, 30), codistributor1d(1, [0, 1, 0]))]:

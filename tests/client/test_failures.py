@@ -131,6 +131,29 @@ def test_lab_death_is_reported_and_a_fresh_pool_follows(how, status):
         assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
 
 
+def test_a_lab_dying_while_the_client_still_feeds_another_is_reported_as_its_death():
+    """Lab 1 gets the block first and dies at once; MPI's launcher takes the other labs
+    down while the client is still sending them a large input. That send fails because
+    the other end went away, which is the labs' death (LabDiedError naming lab 1), not
+    a message the client cut short (it was reported as that, a PoolError, under load)."""
+    pool = spmdlab.Pool(3)
+    try:
+        big = np.ones(25_000_000)  # 200 MB to each lab in turn
+        for _ in range(2):
+            with pytest.raises(LabDiedError) as info:
+                with spmd(pool=pool):
+                    if labindex() == 1:
+                        os._exit(3)
+                    total = big.sum()
+            assert "Lab 1 died (exit status 3)" in str(info.value), str(info.value)
+            assert not any(chan.broken for chan in pool.main.values())
+        with spmd(pool=pool):
+            total = labindex()
+        assert total[3] == 3
+    finally:
+        pool.close()
+
+
 def _shm_files(pool) -> set:
     """The /dev/shm files MPICH made for this pool's labs (from their memory maps; other
     pools on the machine make theirs meanwhile, so nothing else is counted)."""

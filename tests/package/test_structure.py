@@ -51,7 +51,7 @@ MAY_IMPORT = {
 # The array package reaches the lab package only through its lazy MPI proxy.
 ARRAYS_USE_OF_LAB = {"spmdlab.lab"}
 # The client modules that name lab-side array functions in the calls they send.
-CLIENT_USES_ARRAYS = {"spmdlab.client.distributed", "spmdlab.client.distributed_grid", "spmdlab.client.distributed_sparse", "spmdlab.client.preview",
+CLIENT_USES_ARRAYS = {"spmdlab.client.distributed", "spmdlab.client.parts", "spmdlab.client.distributed_grid", "spmdlab.client.distributed_sparse", "spmdlab.client.preview",
                       "spmdlab.client.threads"}
 
 # Imports inside functions: each (importer, imported) allowed, with its reason. Any other

@@ -120,3 +120,19 @@ def test_a_channel_carries_messages_in_their_wire_form():
         assert right.recv() == message
     a.close()
     b.close()
+
+
+def test_a_send_to_an_end_that_went_away_is_closed_not_broken():
+    """The other end gone mid-send (a lab killed by MPI's launcher) is ChannelClosed, and
+    the channel is not marked broken (which means "cut short by us", a pool restart)."""
+    import socket
+
+    from spmdlab.protocol.channel import ChannelClosed
+
+    a, b = socket.socketpair()
+    chan = Channel(a)
+    b.close()
+    with pytest.raises(ChannelClosed):
+        chan.send(np.ones(1_000_000))
+    assert not chan.broken
+    chan.close()
