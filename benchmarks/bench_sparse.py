@@ -12,6 +12,9 @@ Rows (2 labs, the 5-point Laplacian of a k x k grid, n = k^2, by rows, float64):
   baseline column is then ours with Jacobi; making the preconditioner is timed);
 - ``pcg(S, b, 1e-8, maxit, jacobi(S))`` against ``scipy.sparse.linalg.cg`` with the same
   Jacobi preconditioner, k = 1024 (target >= 2.0x), iterations of both;
+- the ceiling: scipy's compiled kernel (``csr_matvec``, the one ``S @ x`` uses) on each
+  lab's rows with the whole ``x`` at hand, the labs side by side with no exchange at all:
+  what two processes sharing these cores' memory bandwidth reach, whatever the algorithm;
 - PETSc (petsc4py, 2 ranks, the same problems) when ``petsc4py`` is importable (an
   optional benchmark extra); otherwise that row says it was skipped;
 - memory: each lab's resident set at the start, now (after ``malloc_trim``: what is
@@ -79,6 +82,31 @@ def lab_matvec(S, repeat: int):
         labBarrier()
         times.append((time.perf_counter() - t) / BATCH)
     del y
+    return statistics.median(times)
+
+
+def lab_ceiling(k: int, repeat: int):
+    """Seconds per product of scipy's kernel on this lab's rows (default partition, int32
+    indices, a reused result zeroed each time, as ``S @ x`` does), x whole: no exchange."""
+    from scipy.sparse._sparsetools import csr_matvec
+
+    from spmdlab import codistributor1d, labBarrier, labindex, numlabs
+
+    n = k * k
+    part = codistributor1d.defaultPartition(n, numlabs())
+    lo = int(sum(part[:labindex() - 1]))
+    A = laplacian(k)[lo:lo + int(part[labindex() - 1])].tocsr()
+    A.indices, A.indptr = A.indices.astype(np.int32), A.indptr.astype(np.int32)
+    x, y = np.ones(n), np.zeros(A.shape[0])
+    times = []
+    for _ in range(repeat):
+        labBarrier()
+        t = time.perf_counter()
+        for _ in range(BATCH):
+            y.fill(0)
+            csr_matvec(A.shape[0], n, A.indptr, A.indices, A.data, x, y)
+        labBarrier()
+        times.append((time.perf_counter() - t) / BATCH)
     return statistics.median(times)
 
 
@@ -209,6 +237,9 @@ def main() -> None:
                 base.append((time.perf_counter() - t) / BATCH)
             o, b = statistics.median(ours), statistics.median(base)
             rows.append((f"S @ x, {k}x{k} grid (n = {n})", o, b, ""))
+            ceiling = spmdlab.spmd_run(lab_ceiling, k, args.repeat, pool=pool, timeout=3600)[1]
+            rows.append(("  ceiling: scipy's kernel on each lab's rows side by side, no exchange", ceiling, b, ""))
+            rows.append(("  S @ x against that ceiling (ceiling s in the scipy column)", o, ceiling, ""))
             p = petsc(k, args.cg_grid, args.tol, args.maxit, args.labs)
             if k == args.cg_grid:
                 t0, flag, it, relres = spmdlab.spmd_run(lab_pcg, S, args.tol, args.maxit, pool=pool, timeout=7200)[1]
