@@ -75,8 +75,8 @@ class _SendPart:
     def __reduce_ex__(self, protocol):
         if isinstance(self.index, list):  # a chunked layout: the lab's list of chunks
             chunks = _Chunks([np.ascontiguousarray(_take(self.X, sel)) for sel in self.index], self.X.dtype)
-            return (codistributed._from_local, (chunks, self.codist))
-        return (codistributed._from_local, (np.ascontiguousarray(_take(self.X, self.index)), self.codist))
+            return (codistributed.from_parts, (chunks, self.codist))
+        return (codistributed.from_parts, (np.ascontiguousarray(_take(self.X, self.index)), self.codist))
 
 
 # --------------------------------------------------------------------------- running on the labs
