@@ -52,7 +52,7 @@ MAY_IMPORT = {
 ARRAYS_USE_OF_LAB = {"spmdlab.lab"}
 # The client modules that name lab-side array functions in the calls they send.
 CLIENT_USES_ARRAYS = {"spmdlab.client.distributed", "spmdlab.client.distributed_grid", "spmdlab.client.distributed_sparse", "spmdlab.client.preview",
-                      "spmdlab.client.threads"}
+                      "spmdlab.client.scatter", "spmdlab.client.threads"}
 
 # Imports inside functions: each (importer, imported) allowed, with its reason. Any other
 # import made inside a function of spmdlab fails test_imports_inside_functions_are_listed.
