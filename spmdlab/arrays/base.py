@@ -1,12 +1,13 @@
 """The bottom of the array package: the codistributed array's data and its codistributor.
 
 ``CodistArray`` holds a lab's local part (``_local``, a numpy array) and a complete
-codistributor (``_codist``); ``CodistArray._from_local`` wraps the two without checks or
-communication. The numpy operations are mixed in by the layers above (``ops``,
-``creation``), and the public class is ``codistributed`` (``array``). Every layer builds
-its results with ``type(D)._from_local`` from an array it was given, so no layer imports
-one above it. Also here: the facts about a codistributor that need no index math (its
-number of labs, completing it for a shape, describing it in errors).
+codistributor (``_codist``); ``CodistArray.from_parts`` (public; ``_from_local`` inside
+the package) wraps the two without checks or communication. The numpy operations are
+mixed in by the layers above (``ops``, ``creation``), and the public class is
+``codistributed`` (``array``). Every layer builds its results with ``type(D)._from_local``
+from an array it was given, so no layer imports one above it. Also here: the facts about
+a codistributor that need no index math (its number of labs, completing it for a shape,
+describing it in errors).
 
 Nothing here imports MPI: at the client arrays behave as on a pool of one lab.
 """
@@ -217,15 +218,21 @@ class CodistArray:
     _mode: str = "replica"
 
     @classmethod
-    def _from_local(cls: type[A], local: Any, codist: Codistributor, mode: str = "replica") -> A:
-        """Wrap a local part (a list of arrays for chunked layouts) and a complete
-        codistributor; no checks, no communication."""
+    def from_parts(cls: type[A], local: Any, codist: Codistributor, mode: str = "replica") -> A:
+        """The array whose part on this lab is ``local`` (a list of arrays, ``Chunks``, for
+        a chunked layout), laid out by the complete codistributor ``codist``: wrapped as
+        given, with no checks and no communication, so every lab must pass its own correct
+        part. For parts of unknown shape use ``build(L, codist, 'noCommunication')``
+        (MATLAB's), which checks this lab's part against ``codist``, or ``build(L, codist)``,
+        which also checks the parts across the labs."""
         self = object.__new__(cls)
         self._local = local
         self._codist = codist
         if mode != "replica":
             self._mode = mode
         return self
+
+    _from_local = from_parts  # the array package's own spelling (docs/design.md §2b)
 
     @property
     def mode(self) -> str:

@@ -82,4 +82,4 @@ def replicated_result(like: CodistArray, full: Any) -> Any:
         return full[()]
     lab, n = here()
     codist = default_layout(full.shape, n)
-    return type(like)._from_local(np.array(take(full, local_sel(codist, lab, n)), copy=True), codist)
+    return type(like).from_parts(np.array(take(full, local_sel(codist, lab, n)), copy=True), codist)

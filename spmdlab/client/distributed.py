@@ -2,7 +2,7 @@
 
 ``distributed(X)`` scatters a client array over the current pool, streaming each lab only
 its own part (one ``set`` request per lab, the part pickled when that lab's message is
-sent, out of band: never a full copy per lab). On the labs the value is a
+sent, out of band: never a full copy per lab; ``scatter``). On the labs the value is a
 ``codistributed`` array, so a ``distributed`` used in ``spmd`` *is* the codistributed
 array there, and a codistributed array assigned in ``spmd`` comes back as a
 ``distributed``. ``gather(D)`` fetches the parts (one ``call`` per lab) and assembles them.
@@ -24,7 +24,6 @@ from typing import Any, Callable, Optional, TypeVar
 import numpy as np
 
 from ..arrays.array import codistributed
-from ..arrays.base import Chunks as _Chunks
 from ..arrays.base import check_codist_arg as _check_codist_arg
 from ..arrays.base import check_dtype as _check_dtype
 from ..arrays.base import is_plain as _is_plain
@@ -33,17 +32,16 @@ from ..arrays.calls import construct, labs_holding, placed, to_codistributed
 from ..arrays.io import load as _io_load
 from ..errors import SpmdError, labs_words
 from ..layouts.codistributor import codistributor1d
-from ..layouts.regions import take as _take
 from ..protocol.calls import Ref, call_method, get_attr, map_leaves, split, ufunc_method
-from ..protocol.inplace import Part
-from ..protocol.messages import Call, Get, Input, Set, Summary
+from ..protocol.messages import Call, Get, Input, Summary
 from ..protocol.values import is_handle
 from .display import distributed_html
 from .execute import register_handle, run_block
 from .habits_array import DistributedHabits
-from .parts import gather_plain, stored
+from .parts import gather_plain
 from .pool import gcp
 from .preview import corner_text, fetch_corner
+from .scatter import scatter_parts
 
 __all__ = ["distributed", "isdistributed", "on_labs", "register_input", "run_on_labs"]
 
@@ -57,23 +55,6 @@ _OTHER_INPUTS: list[tuple[Callable[[Any], bool], Callable[..., Any]]] = []
 def register_input(accepts: Callable[[Any], bool], scatter: Callable[..., Any]) -> None:
     """``distributed(X)`` for an X that ``accepts``: ``scatter(X, codist, pool)``."""
     _OTHER_INPUTS.append((accepts, scatter))
-
-
-class _SendPart:
-    """One lab's part of a client array, cut out only when pickled (a view where the
-    selection is slices: no copy at all)."""
-
-    __slots__ = ("X", "index", "codist")
-
-    def __init__(self, X: np.ndarray, index: Any, codist: Any) -> None:
-        self.X, self.index, self.codist = X, index, codist
-
-    def __reduce_ex__(self, protocol: Any) -> tuple:
-        if isinstance(self.index, list):  # a chunked layout: the lab's list of chunks
-            chunks = _Chunks([np.ascontiguousarray(_take(self.X, sel)) for sel in self.index], self.X.dtype)
-            return (codistributed._from_local, (chunks, self.codist))
-        return (codistributed._from_local, (Part(_take(self.X, self.index)), self.codist))
-
 
 
 # --------------------------------------------------------------------------- running on the labs
@@ -301,17 +282,8 @@ class distributed(DistributedHabits):
         error = _check_dtype(X.dtype)
         if error:
             raise TypeError(f"distributed(X): {error}")
-        n = pool.numlabs
-        target = placed(codist, X.shape, n, pool.settings.distribute_size)  # small: whole on lab 1
-        pool.flush_frees()  # a loop of distributed(X) must not keep the dropped arrays
-        key = pool.new_key()
-        messages = {lab: Set(key, _SendPart(X, stored(target, lab, n), target)) for lab in range(1, n + 1)}
-        try:
-            pool.request_many(messages)
-        except BaseException:
-            pool.free_later(key, pool.generation)
-            raise
-        self._bind(pool, key, X.shape, X.dtype, target)
+        target = placed(codist, X.shape, pool.numlabs, pool.settings.distribute_size)  # small: whole on lab 1
+        self._bind(pool, scatter_parts(pool, X, target), X.shape, X.dtype, target)
 
     def _on_labs(self, fn: Any, args: tuple, kwargs: Optional[dict] = None) -> Any:
         return _run(fn, args, kwargs)
@@ -404,11 +376,15 @@ class distributed(DistributedHabits):
     def codistributor(self) -> Any:
         return self._codist
 
-    def __repr__(self) -> str:
+    def _head(self) -> str:
+        """Where the array lives, as its display's first line names it (after the shape
+        and dtype): the labs, and for block layouts Dagger's words for the partitions."""
         labs = labs_words(list(range(1, self._nlabs + 1)))
-        parts = getattr(self._codist, "partitions_text", None)  # Dagger's words for block layouts
-        head = (f"distributed array, shape {self._shape}, dtype {self._dtype}, on {labs}"
-                f"{' ' + parts() if parts else ''}\n  {self._codist!r}")
+        parts = getattr(self._codist, "partitions_text", None)
+        return f"on {labs}{' ' + parts() if parts else ''}"
+
+    def __repr__(self) -> str:
+        head = f"distributed array, shape {self._shape}, dtype {self._dtype}, {self._head()}\n  {self._codist!r}"
         if self._pool.state == "closed" or self._pool.generation != self._generation:
             return head + "\n  (data lost: the pool stopped)"
         values = self._values_text()

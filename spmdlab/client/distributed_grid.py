@@ -132,15 +132,11 @@ class distributedGrid(distributed):
         replies = pool.request_many({lab: Call(get_attr, self._key, ("local",)) for lab in range(1, self._nlabs + 1)})
         return {lab: [r.result] for lab, r in sorted(replies.items())}
 
-    def __repr__(self) -> str:
+    def _head(self) -> str:
+        """The grid's labs and shape, and the block's labs outside it (``distributed.__repr__``)."""
         g = self._grid
         outside = [k for k in range(1, self._nlabs + 1) if g.rank_of(k) is None]
-        head = (f"distributed array, shape {self._shape}, dtype {self._dtype}, on labs {list(g.labs)} "
-                f"as a {g.nprow}x{g.npcol} grid ({labs_words(outside)} hold nothing)\n  {self._codist!r}")
-        if self._pool.state == "closed" or self._pool.generation != self._generation:
-            return head + "\n  (data lost: the pool stopped)"
-        values = self._values_text()
-        return head if values is None else head + "\n  " + values.replace("\n", "\n  ")
+        return f"on labs {list(g.labs)} as a {g.nprow}x{g.npcol} grid ({labs_words(outside)} hold nothing)"
 
     def _values_text(self) -> str | None:
         """numpy's repr of the values: only the corners shown are fetched, each element

@@ -1,6 +1,6 @@
 """A client array's parts to the labs and back, without a staging copy at the client.
 
-``distributed(X)`` sends each lab its part as an ``inplace.Part`` (``distributed.SendPart``):
+``distributed(X)`` sends each lab its part as an ``inplace.Part`` (``scatter._SendPart``):
 the bytes go from X's memory, a strided part (a column block) piece by piece
 (``sendmsg``), never packed first.
 ``gather(D)`` asks each lab for its rows and names, for each reply, the region of the

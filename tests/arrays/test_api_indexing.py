@@ -11,7 +11,6 @@ import sys
 import cloudpickle
 import numpy as np
 import pytest
-from hypothesis import given
 from support import fuzz
 
 from spmdlab import spmd
@@ -494,16 +493,7 @@ FUZZ_OPS = {
 }
 
 
-@pytest.mark.parametrize("n", fuzz.LABS)
-def test_indexing_by_arrays_agrees_with_numpy(pools, n):
-    """numpy against codistributed for random shapes (zero-length ones too), dtypes with
-    NaNs and ties, every layout kind (labs holding nothing among them), and random keys
-    (``FUZZ_OPS``); the budget of tests/support/fuzz.py (SPMDLAB_FUZZ_EXAMPLES/_LABS)."""
-    pool = pools(n)
-
-    @fuzz.budget()
-    @given(fuzz.cases(n, FUZZ_OPS, nans=True))
-    def run(case):
-        assert fuzz.run_case(pool, case, FUZZ_OPS) == [], case
-
-    run()
+# numpy against codistributed for random shapes (zero-length ones too), dtypes with NaNs and
+# ties, every layout kind (labs holding nothing among them), and random keys (``FUZZ_OPS``);
+# the budget of tests/support/fuzz.py (SPMDLAB_FUZZ_EXAMPLES/_LABS).
+test_indexing_by_arrays_agrees_with_numpy = fuzz.on_every_layout(FUZZ_OPS, nans=True)

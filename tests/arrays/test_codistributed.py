@@ -242,6 +242,27 @@ def test_build_from_local_parts(pools, n, shape, layout):
     assert all(run(pools(n), check_build, shape, layout))
 
 
+def check_from_parts():
+    """``codistributed.from_parts``: each lab's part taken as it is (the same object), for a
+    1-D and a 2dbc layout, and with a mode."""
+    lab, n = labindex(), numlabs()
+    A = np.arange(99.0).reshape(9, 11)
+    out = []
+    for c in (codistributor1d(2, None, A.shape), codistributor2dbc(None, 2, "row", A.shape)):
+        c = c.complete(A.shape, n)
+        L = A[np.ix_(*c.localIndices(lab, n))]
+        D = codistributed.from_parts(L, c)
+        out.append(iscodistributed(D) and getLocalPart(D) is L and getCodistributor(D) is c and D.mode == "replica"
+                   and np.array_equal(gather(D), A))
+    S = codistributed.from_parts(np.ones(3), codistributor1d(1, [3] * n, (3 * n,)).complete((3 * n,), n), "sum")
+    out.append(S.mode == "sum" and np.array_equal(gather(S), np.ones(3 * n)))
+    return out
+
+
+def test_from_parts_wraps_each_labs_part(pools):
+    assert run(pools(3), check_from_parts) == [[True] * 3] * 3
+
+
 def test_build_with_wrong_sizes_raises_the_same_error_on_every_lab(pools):
     P = pools(4)
     with pytest.raises(SpmdError) as info:

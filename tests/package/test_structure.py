@@ -51,8 +51,8 @@ MAY_IMPORT = {
 # The array package reaches the lab package only through its lazy MPI proxy.
 ARRAYS_USE_OF_LAB = {"spmdlab.lab"}
 # The client modules that name lab-side array functions in the calls they send.
-CLIENT_USES_ARRAYS = {"spmdlab.client.distributed", "spmdlab.client.parts", "spmdlab.client.distributed_grid", "spmdlab.client.distributed_sparse", "spmdlab.client.preview",
-                      "spmdlab.client.threads"}
+CLIENT_USES_ARRAYS = {"spmdlab.client.distributed", "spmdlab.client.distributed_grid", "spmdlab.client.distributed_sparse",
+                      "spmdlab.client.parts", "spmdlab.client.preview", "spmdlab.client.scatter", "spmdlab.client.threads"}
 
 # Imports inside functions: each (importer, imported) allowed, with its reason. Any other
 # import made inside a function of spmdlab fails test_imports_inside_functions_are_listed.

@@ -33,8 +33,8 @@ from spmdlab import (
     spmd,
 )
 
-__all__ = ["DTYPES", "EXAMPLES", "LABS", "at_the_client", "budget", "cases", "check_case", "exception_kinds",
-           "on_every_layout", "run_case"]
+__all__ = ["DTYPES", "EXAMPLES", "LABS", "assert_numpys_exception_kinds", "at_the_client", "budget", "cases",
+           "check_case", "exception_kinds", "on_every_layout", "run_case"]
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # check_case runs on the labs
 
@@ -142,6 +142,18 @@ def exception_kinds(calls: dict, *arrays) -> dict:
                 kinds.append(type(exc).__name__)
         out[key] = kinds
     return out
+
+
+def assert_numpys_exception_kinds(pool, probe, *args, timeout: float = 300) -> None:
+    """At the client: run ``probe(*args)`` on every lab of ``pool`` (a lab-side function
+    returning ``exception_kinds(calls, X, D)`` for a numpy ``X`` and a codistributed ``D``)
+    and assert that on every lab each bad call raised, with numpy's exception type."""
+    with spmd(pool=pool, timeout=timeout):
+        kinds = probe(*args)
+    for lab in range(1, pool.numlabs + 1):
+        assert kinds[lab], (lab, "the probe made no calls")
+        for key, (want, got) in kinds[lab].items():
+            assert want is not None and got == want, (lab, key, want, got)
 
 
 def check_case(case, ops: dict) -> list:

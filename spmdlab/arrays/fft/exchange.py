@@ -31,7 +31,7 @@ __all__ = ["clear_buffer", "move", "wrap", "roll_axes", "roll_distributed", "sla
 def wrap(local: np.ndarray, codist: Any) -> codistributed:
     """A codistributed array from this lab's part and a complete codistributor (no
     communication)."""
-    return codistributed._from_local(local, codist)
+    return codistributed.from_parts(local, codist)
 
 
 def move(local: np.ndarray, codist: Any, target: Any) -> np.ndarray:

@@ -132,6 +132,44 @@ def _plan(split: Sequence[int], line: int, item: int, what: str) -> tuple:
     return chunks, chunk_bytes, window(chunk_bytes, what), [_bounds(c, chunks) for c in split]
 
 
+def _pipelined(local: np.ndarray, src_shape: Tuple[int, int], axis: int, split: Sequence[int],
+               out_shape: Tuple[int, int], pre: Pre, place: Callable[[np.ndarray, int, int, int, np.ndarray], None],
+               what: str) -> Optional[np.ndarray]:
+    """What both transposes share (P3DFFT's and mpi4py-fft's pipelining, see the module):
+    this lab's part ``local``, seen as ``src_shape``, is cut along ``axis`` into chunks of
+    whole lines (lab k holds ``split[k]`` lines; every lab the same number of chunks); each
+    chunk goes through ``pre(src, buf, a0)`` into this lab's buffer, and ``place(out, k, a0,
+    a1, block)`` puts lines ``a0:a1`` of lab k's part (``block``, a view of its buffer) into
+    this lab's new part ``out`` (``out_shape``). None when there is no staging window."""
+    lab, _ = here()
+    me = lab - 1
+    dtype = local.dtype
+    item = dtype.itemsize
+    line = src_shape[1 - axis]
+    chunks, chunk_bytes, st, bounds = _plan(split, line, item, what)
+    if st is None:
+        return None
+    out = np.empty(out_shape, dtype=dtype)
+    src = local.reshape(src_shape)
+
+    def block(buf: np.ndarray, h: int) -> np.ndarray:
+        """A buffer seen as a chunk of ``h`` lines."""
+        return buf[:h * line * item].view(dtype).reshape((h, line) if axis == 0 else (line, h))
+
+    def produce(t: int, mine: np.ndarray) -> None:
+        a0, a1 = bounds[me][t], bounds[me][t + 1]
+        if a1 > a0:
+            pre(src[a0:a1] if axis == 0 else src[:, a0:a1], block(mine, a1 - a0), a0)
+
+    def consume(t: int, k: int, theirs: np.ndarray) -> None:
+        a0, a1 = bounds[k][t], bounds[k][t + 1]
+        if a1 > a0 and out.size:
+            place(out, k, a0, a1, block(theirs, a1 - a0))
+
+    _run(st, chunks, chunk_bytes, produce, consume, what)
+    return out
+
+
 def cols_to_rows(local: np.ndarray, n1: int, n2: int, rows: Sequence[int], cols: Sequence[int],
                  pre: Pre, what: str) -> Optional[np.ndarray]:
     """This lab's part by rows ``(rows[me], n2)`` of the n1 x n2 matrix whose part by
@@ -139,30 +177,14 @@ def cols_to_rows(local: np.ndarray, n1: int, n2: int, rows: Sequence[int], cols:
     chunk of whole columns first (``src`` the columns ``j0:j0 + w`` of ``local``,
     ``buf`` an ``(n1, w)`` buffer it must fill; ``pre`` may not change ``local``).
     None when there is no staging window (nothing done)."""
-    lab, p = here()
+    lab, _ = here()
     me = lab - 1
-    item = local.dtype.itemsize
-    chunks, chunk_bytes, st, bounds = _plan(cols, n1, item, what)
-    if st is None:
-        return None
     r0, c0 = _offsets(rows), _offsets(cols)
-    out = np.empty((rows[me], n2), dtype=local.dtype)
-    src = local.reshape(n1, cols[me])
-    dtype = local.dtype
 
-    def produce(t: int, mine: np.ndarray) -> None:
-        j0, j1 = bounds[me][t], bounds[me][t + 1]
-        if j1 > j0:
-            pre(src[:, j0:j1], mine[:n1 * (j1 - j0) * item].view(dtype).reshape(n1, j1 - j0), j0)
+    def place(out: np.ndarray, k: int, j0: int, j1: int, block: np.ndarray) -> None:
+        np.copyto(out[:, c0[k] + j0:c0[k] + j1], block[r0[me]:r0[me + 1]])
 
-    def consume(t: int, k: int, theirs: np.ndarray) -> None:
-        j0, j1 = bounds[k][t], bounds[k][t + 1]
-        if j1 > j0 and rows[me]:
-            block = theirs[:n1 * (j1 - j0) * item].view(dtype).reshape(n1, j1 - j0)
-            np.copyto(out[:, c0[k] + j0:c0[k] + j1], block[r0[me]:r0[me + 1]])
-
-    _run(st, chunks, chunk_bytes, produce, consume, what)
-    return out
+    return _pipelined(local, (n1, cols[me]), 1, cols, (rows[me], n2), pre, place, what)
 
 
 def rows_to_cols(local: np.ndarray, n1: int, n2: int, rows: Sequence[int], cols: Sequence[int],
@@ -172,34 +194,19 @@ def rows_to_cols(local: np.ndarray, n1: int, n2: int, rows: Sequence[int], cols:
     ``(rows[me], n2)``, with ``pre(src, buf, i0)`` applied to each chunk of whole rows
     first (``src`` the rows ``i0:i0 + h``, ``buf`` an ``(h, n2)`` buffer to fill).
     None when there is no staging window (nothing done)."""
-    lab, p = here()
+    lab, _ = here()
     me = lab - 1
-    item = local.dtype.itemsize
-    chunks, chunk_bytes, st, bounds = _plan(rows, n2, item, what)
-    if st is None:
-        return None
     r0, c0 = _offsets(rows), _offsets(cols)
+
+    def place(out: np.ndarray, k: int, i0: int, i1: int, block: np.ndarray) -> None:
+        mine = block[:, c0[me]:c0[me + 1]]
+        if transpose:
+            np.copyto(out[:, r0[k] + i0:r0[k] + i1], mine.T)
+        else:
+            np.copyto(out[r0[k] + i0:r0[k] + i1], mine)
+
     shape: Tuple[int, int] = (cols[me], n1) if transpose else (n1, cols[me])
-    out = np.empty(shape, dtype=local.dtype)
-    src = local.reshape(rows[me], n2)
-    dtype = local.dtype
-
-    def produce(t: int, mine: np.ndarray) -> None:
-        i0, i1 = bounds[me][t], bounds[me][t + 1]
-        if i1 > i0:
-            pre(src[i0:i1], mine[:(i1 - i0) * n2 * item].view(dtype).reshape(i1 - i0, n2), i0)
-
-    def consume(t: int, k: int, theirs: np.ndarray) -> None:
-        i0, i1 = bounds[k][t], bounds[k][t + 1]
-        if i1 > i0 and cols[me]:
-            block = theirs[:(i1 - i0) * n2 * item].view(dtype).reshape(i1 - i0, n2)[:, c0[me]:c0[me + 1]]
-            if transpose:
-                np.copyto(out[:, r0[k] + i0:r0[k] + i1], block.T)
-            else:
-                np.copyto(out[r0[k] + i0:r0[k] + i1], block)
-
-    _run(st, chunks, chunk_bytes, produce, consume, what)
-    return out
+    return _pipelined(local, (rows[me], n2), 0, rows, shape, pre, place, what)
 
 
 def copy(src: np.ndarray, buf: np.ndarray, first: int) -> None:

@@ -146,9 +146,9 @@ def read_csv(path: Any, delimiter: str = ",", skiprows: int = 0, dtype: Any = fl
         rows = np.empty((0, cols), dtype=dtype)
     if cols == 1:
         codist = codistributor1d(1, counts, (sum(counts),))
-        return codistributed._from_local(rows.reshape(-1), codist)
+        return codistributed.from_parts(rows.reshape(-1), codist)
     codist = codistributor1d(1, counts, (sum(counts), cols))
-    return codistributed._from_local(rows, codist)
+    return codistributed.from_parts(rows, codist)
 
 
 def _text(rows: np.ndarray, delimiter: str) -> bytes:

@@ -66,7 +66,7 @@ def read_files(pattern: Any, reader: Callable[[str], Any] = np.load, axis: int =
     agree(mine, what, pattern)
     sizes = [0 if m is None else m[0][ax] for m in metas]
     codist = codistributor1d(ax + 1, sizes, part.shape[:ax] + (sum(sizes),) + part.shape[ax + 1:])
-    return codistributed._from_local(part, codist)
+    return codistributed.from_parts(part, codist)
 
 
 def _read(reader: Callable[[str], Any], name: str) -> np.ndarray:

@@ -89,7 +89,7 @@ def header_bytes(shape: tuple, dtype: np.dtype, fortran: bool = False) -> bytes:
 
 def build_result(parts: list, dtype: np.dtype, target: Any, n: int) -> Any:
     local = Chunks(parts, dtype) if target.isChunked(n) else parts[0]
-    return codistributed._from_local(local, target)
+    return codistributed.from_parts(local, target)
 
 
 def _layout(codist: Any, shape: tuple, n: int, what: str, path: str) -> Any:

@@ -36,7 +36,7 @@ def _codist(dim: int, part: list, shape: tuple[int, ...]) -> codistributor1d:
 def _vector(local: np.ndarray, counts: list, what: str) -> Any:
     """A codistributed 1-D array of the labs' ``local`` pieces (``counts`` every lab's length)."""
     total = int(sum(counts))
-    return codistributed._from_local(np.ascontiguousarray(local), _codist(1, counts, (total,)))
+    return codistributed.from_parts(np.ascontiguousarray(local), _codist(1, counts, (total,)))
 
 
 def coords(S: SparseBase) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -187,7 +187,7 @@ def nonzeros(S: SparseBase) -> Any:
 
 def full(S: SparseBase) -> Any:
     """The dense codistributed matrix, in the same layout (rows or columns, partition)."""
-    return codistributed._from_local(S._local.toarray(), S._codist)
+    return codistributed.from_parts(S._local.toarray(), S._codist)
 
 
 def gather_sparse(S: SparseBase, lab: int | None = None) -> Any:

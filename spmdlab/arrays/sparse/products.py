@@ -98,7 +98,7 @@ def wrap_rows(yloc: np.ndarray, part: list, nrows: int) -> Any:
     """A codistributed vector/matrix of the rows ``yloc`` (row partition ``part``)."""
     shape = (nrows,) + yloc.shape[1:]
     codist = codistributor1d(1, list(part), shape).complete(shape, here()[1])
-    return codistributed._from_local(yloc, codist)
+    return codistributed.from_parts(yloc, codist)
 
 
 def _check_inner(S: SparseBase, x: Any, what: str) -> None:
