@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .problem import EPS, dots, finish, nonfinite, setup
+from .problem import EPS, axpy, dots, finish, nonfinite, setup
 
 __all__ = ["pcg"]
 
@@ -59,8 +59,11 @@ def pcg(A: Any, b: Any, tol: float | None = None, maxit: int | None = None, M1: 
             if beta == 0 or np.isinf(beta):
                 flag = 4
                 break
-            p *= beta
-            p += z
+            if z.dtype == p.dtype and z is not r and z.base is None:  # z a buffer of its own
+                p, z = axpy(beta, p, z), p  # p = z + beta p in one pass, in z's buffer
+            else:
+                p *= beta
+                p += z
         P.matvec(p, out=q)
         s = dots([np.vdot(p, q), np.vdot(p, p).real, np.vdot(x, x).real], what)
         pq = s[0] if np.iscomplexobj(x) else s[0].real
@@ -72,8 +75,8 @@ def pcg(A: Any, b: Any, tol: float | None = None, maxit: int | None = None, M1: 
             flag = 4
             break
         stag = stag + 1 if abs(alpha) * np.sqrt(s[1].real) < EPS * np.sqrt(s[2].real) else 0
-        x += alpha * p
-        r -= alpha * q
+        axpy(alpha, p, x)
+        axpy(-alpha, q, r)
         z = P.psolve(r)
         s = dots([np.vdot(r, r).real, np.vdot(r, z)], what)
         rho1, rho = rho, s[1]

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from scipy.linalg.blas import get_blas_funcs
 
 from ...layouts.codistributor import codistributor1d
 from ..array import codistributed, getLocalPart
@@ -29,7 +30,7 @@ from .move import to_rows
 from .ops import transpose
 from .products import matvec_local, vector_local, wrap_rows
 
-__all__ = ["Problem", "setup", "finish", "dots", "nonfinite", "EPS"]
+__all__ = ["Problem", "setup", "finish", "dots", "nonfinite", "axpy", "EPS"]
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -38,6 +39,22 @@ def dots(values: list, what: str) -> np.ndarray:
     """Every lab's partial sums (dot products, counts) of one point, summed in one allreduce."""
     kind = complex if any(isinstance(v, complex) or np.iscomplexobj(v) for v in values) else float
     return allreduce(np.array(values, dtype=np.complex128 if kind is complex else np.float64), "sum", what)
+
+
+def axpy(a: Any, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``y += a * x`` in place, in one pass (BLAS ``?axpy``) where x and y are contiguous
+    vectors of one BLAS type; numpy's two passes otherwise. Returns y."""
+    if y.size == 0:
+        return y
+    if x.dtype == y.dtype and x.dtype.char in "fdFD" and x.ndim == y.ndim == 1 \
+            and x.flags.c_contiguous and y.flags.c_contiguous and (np.iscomplexobj(y) or not np.iscomplexobj(a)):
+        out = get_blas_funcs("axpy", (x, y))(x, y, a=a)
+        if out is y:
+            return y
+        y[...] = out  # (f2py gave a copy: not expected for contiguous vectors)
+        return y
+    y += a * x
+    return y
 
 
 def nonfinite(x: np.ndarray) -> int:
