@@ -3,8 +3,9 @@ whole array on every lab, or on one).
 
 ``redistribute`` works out once per pair of layouts what each lab keeps, sends and
 receives (``plan.transfer_regions``, cached), then moves the data through the labs'
-staging window when they share a machine, else with one ``Alltoallv``; no lab ever
-holds the whole array. ``gather`` is one ``Iallgatherv``/``Igatherv`` of the local parts.
+staging window when they share a machine (packed there by the sender, unpacked by the
+receiver), else with one ``Alltoallv``; no lab ever holds the whole array. ``gather``
+is one ``Iallgatherv``/``Igatherv`` of the local parts.
 """
 from __future__ import annotations
 
@@ -75,11 +76,10 @@ class _Moves(NamedTuple):
     """What one lab does in a redistribution, worked out once per pair of layouts:
     ``keep`` copies its own elements; ``sends[k]``/``recvs[k]`` (lab k+1) give the
     element count, the chunk's shape and the copies into and out of a packed chunk;
-    ``takes[k]`` copies straight from lab k+1's old part; ``src_shapes[k]`` is its shape."""
+    ``src_shapes[k]`` is the shape of lab k+1's old part."""
     keep: RegionCopy
     sends: list
     recvs: list
-    takes: list
     src_shapes: list
 
 
@@ -102,9 +102,9 @@ def _moves(src: Codistributor, target: Codistributor, n: int, lab: int) -> _Move
              for t in plan[lab - 1]]
     recvs = [(t.size, t.shape, RegionCopy(t.dst_index, whole(t), new_shape, t.shape))
              for t in (plan[k][lab - 1] for k in range(n))]
-    takes = [RegionCopy(t.dst_index, t.src_index, new_shape, src_shapes[k])
-             for k, t in enumerate(plan[k][lab - 1] for k in range(n))]
-    return _Moves(takes[lab - 1], sends, recvs, takes, src_shapes)
+    mine = plan[lab - 1][lab - 1]
+    keep = RegionCopy(mine.dst_index, mine.src_index, new_shape, src_shapes[lab - 1])
+    return _Moves(keep, sends, recvs, src_shapes)
 
 
 def _exchange_alltoallv(new: np.ndarray, local: np.ndarray, moves: _Moves, lab: int, what: str) -> None:
@@ -134,23 +134,42 @@ def _exchange_alltoallv(new: np.ndarray, local: np.ndarray, moves: _Moves, lab: 
 
 def _exchange_shared(new: np.ndarray, local: np.ndarray, moves: _Moves, lab: int, what: str) -> bool:
     """The exchange of ``redistribute`` through the block's staging window, when its labs
-    share one machine: each lab copies its old part into its segment in one go, and then
-    takes what it needs straight from the other labs' segments. That is two copies of
-    each element, against four for pack, ``Alltoallv`` (two in this MPICH) and unpack.
-    False (nothing done) when there is no staging window; every lab gets the same answer."""
-    dtype = local.dtype
-    sizes = [math.prod(shape) * dtype.itemsize for shape in moves.src_shapes]
-    st = comm.staging(sizes, what)
+    share one machine: each lab packs what each other lab needs from its old part into
+    its own segment (a chunk per lab, the chunks' offsets in a header), and then unpacks
+    its chunks straight from the other labs' segments into its new part. A moved element
+    is copied twice and a kept one once, as by ``Alltoallv`` (MPI's own shared-memory
+    path), against four for pack, ``Alltoallv`` and unpack (and against two for every
+    element when each lab copied its whole old part in); only moved elements enter the
+    window, whose segments hold one old part and the header. False (nothing done) when
+    there is no staging window; every lab gets the same answer."""
+    dtype, item = local.dtype, local.dtype.itemsize
+    n = len(moves.sends)
+    head = _align(8 * n)
+    st = comm.staging([head + math.prod(shape) * item for shape in moves.src_shapes], what)
     if st is None:
         return False
-    if any(size for k, (size, _, _) in enumerate(moves.sends) if k != lab - 1):
-        np.copyto(st.segment(lab - 1)[:local.nbytes].view(dtype).reshape(local.shape), local)
-    st.sync(what)
-    for k, (take, (size, _, _)) in enumerate(zip(moves.takes, moves.recvs)):
+    seg = st.segment(lab - 1)
+    offsets = np.zeros(n, dtype=np.int64)
+    at = head
+    for k, (size, shape, pack) in enumerate(moves.sends):
         if k != lab - 1 and size:
-            take.run(new, st.segment(k)[:sizes[k]].view(dtype).reshape(moves.src_shapes[k]))
+            offsets[k] = at
+            pack.run(seg[at:at + size * item].view(dtype).reshape(shape), local)
+            at += size * item  # aligned for the dtype: whole cache lines of header, whole elements
+    seg[:8 * n].view(np.int64)[:] = offsets
+    st.sync(what)
+    for k, (size, shape, unpack) in enumerate(moves.recvs):
+        if k != lab - 1 and size:
+            other = st.segment(k)
+            at = int(other[:8 * n].view(np.int64)[lab - 1])
+            unpack.run(new, other[at:at + size * item].view(dtype).reshape(shape))
     st.sync(what)  # no lab writes its segment again while another still reads it
     return True
+
+
+def _align(nbytes: int) -> int:
+    """``nbytes`` rounded up to 64 (whole cache lines)."""
+    return 64 * math.ceil(nbytes / 64)
 
 
 def _assemble(shape: tuple, dtype: np.dtype, codist: Codistributor, parts: list) -> np.ndarray:

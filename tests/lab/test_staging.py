@@ -29,6 +29,12 @@ def _round64(n: int) -> int:
     return 64 * math.ceil(n / 64)
 
 
+def _segment(old: int, labs: int) -> int:
+    """A segment's bytes: the chunks' offsets (one int64 per lab, whole cache lines), and
+    room for the lab's whole old part."""
+    return _round64(8 * labs) + _round64(old)
+
+
 def _moved_and_staged(shape, src, dst):
     """On a lab: redistribute ``arange(shape)`` from ``src`` to ``dst``; return whether the
     result is right, the old part's bytes and this lab's staging segment's bytes."""
@@ -46,7 +52,7 @@ def test_one_machine_moves_through_staging_that_holds_one_old_part():
         first = list(spmd_run(_moved_and_staged, (60, 100), codistributor1d(2),
                               codistributor2dbc([2, 2], 8), pool=pool))
         assert all(ok for ok, _, _ in first)
-        assert [staged for _, _, staged in first] == [_round64(old) for _, old, _ in first]
+        assert [staged for _, _, staged in first] == [_segment(old, 4) for _, old, _ in first]
         # a smaller array reuses the window; a bigger one grows it
         smaller = list(spmd_run(_moved_and_staged, (30, 20), codistributor2dbc([2, 2], 3),
                                 codistributor1d(1), pool=pool))
@@ -55,11 +61,11 @@ def test_one_machine_moves_through_staging_that_holds_one_old_part():
         bigger = list(spmd_run(_moved_and_staged, (120, 100), codistributor1d(1),
                                codistributor1d(2), pool=pool))
         assert all(ok for ok, _, _ in bigger)
-        assert [s for _, _, s in bigger] == [_round64(old) for _, old, _ in bigger]
+        assert [s for _, _, s in bigger] == [_segment(old, 4) for _, old, _ in bigger]
         # a block on labs 1-2 has its own communicator, and its own window
         with spmd(2, pool=pool):
             ok2, old2, staged2 = _moved_and_staged((9, 31), codistributor1d(2), codistributor2dbc())
-        assert [ok2[1], ok2[2]] == [True, True] and staged2[1] == _round64(old2[1])
+        assert [ok2[1], ok2[2]] == [True, True] and staged2[1] == _segment(old2[1], 2)
     finally:
         pool.close()
 
