@@ -190,15 +190,30 @@ class Channel:
         self._recv_into(memoryview(buf))
         return buf
 
+    def _take(self, n: int) -> bytes | bytearray:
+        """The next ``n`` bytes (a small read: one ``recv`` that waits for all of them,
+        without the buffer and view ``read_exact`` makes; its loop if a signal cuts it)."""
+        try:
+            data = self.sock.recv(n, socket.MSG_WAITALL)
+        except InterruptedError:
+            data = b""
+        except OSError as exc:
+            raise ChannelClosed(str(exc)) from None
+        if len(data) == n:
+            return data
+        if not data and n:
+            raise ChannelClosed("connection closed")
+        return data + self.read_exact(n - len(data))
+
     def recv(self, place: Callable[[int, int, int], tuple[Pieces, Any] | None] | None = None) -> Any:
         """The next message. Raises ``Undecodable`` (the frame consumed, so the stream
         stays in sync) when its payload cannot be unpickled here. ``place(epoch, nbuf,
         size)`` may name where the frame's one out-of-band buffer belongs: ``(pieces,
         token)``, the buffer read straight into the ``inplace.Pieces`` (writable, ``size``
         bytes in all) and ``token`` unpickled in its stead (``inplace.PLACED``)."""
-        length, nbuf, epoch = _HEAD.unpack(self.read_exact(_HEAD.size))
-        sizes = struct.unpack(f"!{nbuf}Q", self.read_exact(8 * nbuf)) if nbuf else ()
-        payload = self.read_exact(length)
+        length, nbuf, epoch = _HEAD.unpack(self._take(_HEAD.size))
+        sizes = struct.unpack(f"!{nbuf}Q", self._take(8 * nbuf)) if nbuf else ()
+        payload = self._take(length) if length < 65536 else self.read_exact(length)
         spot = place(epoch, nbuf, sizes[0]) if place is not None and nbuf == 1 else None
         if spot is not None:
             self._recv_pieces(spot[0])
