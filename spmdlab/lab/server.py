@@ -411,8 +411,12 @@ class LabServer:
 
     def _send(self, reply: Reply) -> None:
         """Send a reply; a value that cannot be pickled becomes an error naming it."""
+        # cloudpickle only for a value plain pickle would send by a reference the client
+        # cannot resolve (a function or class a block defined): a Composite read of a
+        # number or an array is plain pickle's, a few µs instead of cloudpickle's tens
+        user = reply.kind == "value" and protocol.needs_cloudpickle(reply.result)
         try:
-            frames = protocol.dumps(reply, user=reply.kind == "value", epoch=reply.epoch)
+            frames = protocol.dumps(reply, user=user, epoch=reply.epoch)
         except Exception as exc:
             what = type(reply.result).__name__ if reply.kind == "value" else "reply"
             frames = protocol.dumps(Reply("error", reply.lab, reply.epoch, RemoteError(
