@@ -362,7 +362,7 @@ class LabServer:
         slot, direct = tree.slot(reply)
         if direct:
             self._send(reply)
-        gathered = comm.control_gather(slot)
+        gathered = comm.control_gather(tree.with_sent(slot, self.main.sent))  # its output first
         if gathered is not None:
             self.main.send(tree.combine(reply.epoch, gathered, self.size))
 

@@ -114,6 +114,10 @@ class Channel:
         self.sock = sock
         self._send_lock = threading.Lock()
         self.broken = False
+        # Frames sent and received since the handshake: the tree fan-out's gather says how
+        # many a lab had sent when it replied, so its output is in before its reply counts
+        self.sent = 0
+        self.received = 0
 
     def fileno(self) -> int:
         return self.sock.fileno()
@@ -135,6 +139,7 @@ class Channel:
                     else:
                         self.sock.sendall(frame)
                 done = True
+                self.sent += 1
             except OSError as exc:
                 gone = True  # the other end went away: closed, not broken by us
                 raise ChannelClosed(str(exc)) from None
@@ -220,6 +225,7 @@ class Channel:
             buffers: list = [spot[1]]
         else:
             buffers = [self.read_exact(size) for size in sizes]
+        self.received += 1
         try:
             return _codec[1](pickle.loads(payload, buffers=buffers))
         except Exception as exc:
@@ -265,6 +271,7 @@ def server_handshake(sock: socket.socket, authkey: bytes, timeout: float = 2.0) 
         sock.close()
         raise ChannelClosed("authentication failed")
     sock.settimeout(None)
+    chan.sent = 0  # the challenge is no frame
     return chan
 
 
@@ -295,4 +302,5 @@ def connect(address: str, authkey: bytes, timeout: float = 30.0) -> Channel:
     challenge = chan.read_exact(_CHALLENGE)
     chan.send_frames([_digest(authkey, bytes(challenge))])
     sock.settimeout(None)
+    chan.sent = 0  # the answer is no frame
     return chan
