@@ -52,6 +52,7 @@ class ReplyWait:
         self.error_at: float | None = None  # when the others are (or were) aborted after an error
         self.owing_why = ""  # why labs still owe a reply when the wait ended early
         self.over = False
+        self.held: dict[int, tuple[Reply, int]] = {}  # lab -> (its gathered reply, frames of it to come first)
 
     def tick(self, now: float, interrupted: bool) -> list[str]:
         """Advance the wait to ``now`` (``interrupted``: Ctrl-C was pressed). Returns the
@@ -127,6 +128,32 @@ class ReplyWait:
         self.waiting.difference_update(fresh)
         if self.watch:
             self.watch.finished_together(set(fresh), now)
+
+    def gathered(self, replies: dict[int, Reply], sent: tuple[int, ...], received: dict[int, int],
+                 now: float) -> None:
+        """Lab 1's ``Gathered``: lab k had sent ``sent[k-1]`` frames on its own connection
+        when it replied (``received[k]`` are in); a reply whose lab's output is not all in
+        yet is held until it is (``frame_in``), so a block never returns before its output."""
+        ready = {}
+        for lab, reply in replies.items():
+            if sent and received[lab] < sent[lab - 1]:
+                self.held[lab] = (reply, sent[lab - 1])
+            else:
+                ready[lab] = reply
+        self.received_many(ready, now)
+
+    def frame_in(self, lab: int, received: int, now: float) -> None:
+        """A frame of ``lab`` was read (``received`` in all): its held reply counts once
+        every frame it had sent before replying is in."""
+        held = self.held.get(lab)
+        if held is not None and received >= held[1]:
+            del self.held[lab]
+            self.received_many({lab: held[0]}, now)
+
+    def release_held(self, now: float) -> None:
+        """A wait that ends early keeps the replies it holds (their output comes later)."""
+        held, self.held = self.held, {}
+        self.received_many({lab: reply for lab, (reply, _) in held.items()}, now)
 
     def stopped_where(self) -> dict[int, Any]:
         """Where each stopped lab was (``aborted`` replies), and the labs still busy."""

@@ -422,6 +422,8 @@ class Pool:
                 break
             for key, _ in sel.select(wait.seconds(now)):
                 self._on_ready(key.data, sel, wait, sink, now)
+        if wait.held:
+            wait.release_held(time.monotonic())
         self._in_gather = set()
         if wait.over and wait.waiting and epoch == self._fanned:
             self._in_gather = stall.finished_labs(self.ctrl, wait.waiting, epoch)  # in lab 1's gather, not stuck
@@ -450,7 +452,9 @@ class Pool:
                 if lab in wait.waiting:
                     wait.received(lab, msg, now)
             elif isinstance(msg, Gathered):
-                wait.received_many(tree.replies(msg)[0], now)
+                wait.gathered(tree.replies(msg)[0], msg.sent, {k: c.received for k, c in self.main.items()}, now)
+            if wait.held:
+                wait.frame_in(lab, source.received, now)
 
     def _ending(self, wait: ReplyWait) -> dict[int, Reply]:
         """The replies of a wait that ended, or the error it ended with."""

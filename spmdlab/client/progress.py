@@ -51,23 +51,26 @@ class Progress:
         self.nlabs = nlabs
         self.kind = output_kind() if kind == "auto" else kind
         self._after, self._every = after, every
-        self._lock = threading.RLock()
-        self._stop = threading.Event()
+        self._live = self.kind is not None  # unwatched (a pipe, a file): no lock, no thread, nothing per block
+        if self._live:
+            self._lock = threading.RLock()
+            self._stop = threading.Event()
         self._shown = False
         self._handle: Any = None
         self._text = ""
 
     def __enter__(self) -> Progress:
-        self._started = time.monotonic()
-        self.due = self._started + self._after
-        if self.kind is not None:
+        if self._live:
+            self._started = time.monotonic()
+            self.due = self._started + self._after
             _watcher.watch(self)
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        if not self._live:
+            return
         self._stop.set()
-        if self.kind is not None:
-            _watcher.unwatch(self)
+        _watcher.unwatch(self)
         with self._lock:
             self._erase()
             if self._handle is not None:
@@ -136,27 +139,33 @@ class _Watcher:
         self._cond = threading.Condition()
         self._current: Progress | None = None
         self._thread: threading.Thread | None = None
+        self._idle = False  # the thread waits with no time limit: a new block must wake it
 
     def watch(self, progress: Progress) -> None:
+        """Register ``progress``; the thread is woken only from its untimed wait (a timed
+        wait ends by itself and rereads ``_current``: a block's due time is seconds away,
+        so short blocks cost no thread wake-up)."""
         with self._cond:
             self._current = progress
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="spmdlab-progress", daemon=True)
                 self._thread.start()
-            self._cond.notify()
+            if self._idle:
+                self._cond.notify()
 
     def unwatch(self, progress: Progress) -> None:
         with self._cond:
             if self._current is progress:
-                self._current = None
-                self._cond.notify()
+                self._current = None  # no wake-up: the thread finds it gone when its wait ends
 
     def _run(self) -> None:
         while True:
             with self._cond:
                 current = self._current
                 if current is None:
+                    self._idle = True
                     self._cond.wait()
+                    self._idle = False
                     continue
                 delay = current.due - time.monotonic()
                 if delay > 0:

@@ -193,11 +193,26 @@ def _compile_uncached(block: Block):
     return compile(tree, block.filename, "exec"), last
 
 
+_registered: dict[tuple, tuple | None] = {}  # a block's source -> its linecache entry (None: the file is here)
+
+
 def _register_source(block: Block) -> None:
-    if block.filename.startswith("<") or not os.path.exists(block.filename):
-        source = block.source if block.source.endswith("\n") else block.source + "\n"
-        lines = ["\n"] * (block.firstlineno - 1) + source.splitlines(True)
-        linecache.cache[block.filename] = (len(source), None, lines, block.filename)
+    """Give tracebacks the block's lines when its file is not on this lab (a ``<stdin>``
+    block, a client elsewhere). Cached: a block seen before costs no ``stat`` and no
+    splitting, only a check that its entry is still the one in ``linecache``."""
+    key = (block.source, block.filename, block.firstlineno)
+    entry = _registered.get(key, ())
+    if entry == ():
+        entry = None
+        if block.filename.startswith("<") or not os.path.exists(block.filename):
+            source = block.source if block.source.endswith("\n") else block.source + "\n"
+            lines = ["\n"] * (block.firstlineno - 1) + source.splitlines(True)
+            entry = (len(source), None, lines, block.filename)
+        if len(_registered) > 256:
+            _registered.clear()
+        _registered[key] = entry
+    if entry is not None and linecache.cache.get(block.filename) is not entry:
+        linecache.cache[block.filename] = entry
 
 
 class LabServer:
@@ -347,7 +362,7 @@ class LabServer:
         slot, direct = tree.slot(reply)
         if direct:
             self._send(reply)
-        gathered = comm.control_gather(slot)
+        gathered = comm.control_gather(tree.with_sent(slot, self.main.sent))  # its output first
         if gathered is not None:
             self.main.send(tree.combine(reply.epoch, gathered, self.size))
 
@@ -396,8 +411,12 @@ class LabServer:
 
     def _send(self, reply: Reply) -> None:
         """Send a reply; a value that cannot be pickled becomes an error naming it."""
+        # cloudpickle only for a value plain pickle would send by a reference the client
+        # cannot resolve (a function or class a block defined): a Composite read of a
+        # number or an array is plain pickle's, a few µs instead of cloudpickle's tens
+        user = reply.kind == "value" and protocol.needs_cloudpickle(reply.result)
         try:
-            frames = protocol.dumps(reply, user=reply.kind == "value", epoch=reply.epoch)
+            frames = protocol.dumps(reply, user=user, epoch=reply.epoch)
         except Exception as exc:
             what = type(reply.result).__name__ if reply.kind == "value" else "reply"
             frames = protocol.dumps(Reply("error", reply.lab, reply.epoch, RemoteError(
@@ -439,7 +458,8 @@ class LabServer:
         state.index, state.size = c.Get_rank() + 1, c.Get_size()
         with self.lock:
             state.epoch = block.epoch
-            state.abort.clear()
+            if state.abort.is_set():  # set only under self.lock (_trip): no lock of the Event's to take
+                state.abort.clear()
             self.running = True
             if self.abort_epoch >= block.epoch:
                 self._trip(self.abort_reason)

@@ -114,6 +114,10 @@ class Channel:
         self.sock = sock
         self._send_lock = threading.Lock()
         self.broken = False
+        # Frames sent and received since the handshake: the tree fan-out's gather says how
+        # many a lab had sent when it replied, so its output is in before its reply counts
+        self.sent = 0
+        self.received = 0
 
     def fileno(self) -> int:
         return self.sock.fileno()
@@ -135,6 +139,7 @@ class Channel:
                     else:
                         self.sock.sendall(frame)
                 done = True
+                self.sent += 1
             except OSError as exc:
                 gone = True  # the other end went away: closed, not broken by us
                 raise ChannelClosed(str(exc)) from None
@@ -190,21 +195,37 @@ class Channel:
         self._recv_into(memoryview(buf))
         return buf
 
+    def _take(self, n: int) -> bytes | bytearray:
+        """The next ``n`` bytes (a small read: one ``recv`` that waits for all of them,
+        without the buffer and view ``read_exact`` makes; its loop if a signal cuts it)."""
+        try:
+            data = self.sock.recv(n, socket.MSG_WAITALL)
+        except InterruptedError:
+            data = b""
+        except OSError as exc:
+            raise ChannelClosed(str(exc)) from None
+        if len(data) == n:
+            return data
+        if not data and n:
+            raise ChannelClosed("connection closed")
+        return data + self.read_exact(n - len(data))
+
     def recv(self, place: Callable[[int, int, int], tuple[Pieces, Any] | None] | None = None) -> Any:
         """The next message. Raises ``Undecodable`` (the frame consumed, so the stream
         stays in sync) when its payload cannot be unpickled here. ``place(epoch, nbuf,
         size)`` may name where the frame's one out-of-band buffer belongs: ``(pieces,
         token)``, the buffer read straight into the ``inplace.Pieces`` (writable, ``size``
         bytes in all) and ``token`` unpickled in its stead (``inplace.PLACED``)."""
-        length, nbuf, epoch = _HEAD.unpack(self.read_exact(_HEAD.size))
-        sizes = struct.unpack(f"!{nbuf}Q", self.read_exact(8 * nbuf)) if nbuf else ()
-        payload = self.read_exact(length)
+        length, nbuf, epoch = _HEAD.unpack(self._take(_HEAD.size))
+        sizes = struct.unpack(f"!{nbuf}Q", self._take(8 * nbuf)) if nbuf else ()
+        payload = self._take(length) if length < 65536 else self.read_exact(length)
         spot = place(epoch, nbuf, sizes[0]) if place is not None and nbuf == 1 else None
         if spot is not None:
             self._recv_pieces(spot[0])
             buffers: list = [spot[1]]
         else:
             buffers = [self.read_exact(size) for size in sizes]
+        self.received += 1
         try:
             return _codec[1](pickle.loads(payload, buffers=buffers))
         except Exception as exc:
@@ -250,6 +271,7 @@ def server_handshake(sock: socket.socket, authkey: bytes, timeout: float = 2.0) 
         sock.close()
         raise ChannelClosed("authentication failed")
     sock.settimeout(None)
+    chan.sent = 0  # the challenge is no frame
     return chan
 
 
@@ -280,4 +302,5 @@ def connect(address: str, authkey: bytes, timeout: float = 30.0) -> Channel:
     challenge = chan.read_exact(_CHALLENGE)
     chan.send_frames([_digest(authkey, bytes(challenge))])
     sock.settimeout(None)
+    chan.sent = 0  # the answer is no frame
     return chan

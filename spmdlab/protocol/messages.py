@@ -243,6 +243,7 @@ class Gathered:
     epoch: int
     codes: bytes
     packed: dict[int, bytes] = field(default_factory=dict)
+    sent: tuple[int, ...] = ()  # sent[k]: frames lab k+1 had sent on its connection when it replied
 
 
 Request = Exec | Get | Set | Call | Shutdown

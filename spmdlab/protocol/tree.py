@@ -1,7 +1,10 @@
 """What the tree fan-out puts on MPI: each lab's reply to a broadcast request in one fixed
 slot of the leader's gather, and the leader's one :class:`Gathered` answer for them all.
 
-A slot is ``SLOT`` bytes: a code byte, a 2-byte length and the packed :class:`Done`.
+A slot is ``SLOT`` bytes: a code byte, a 2-byte length, the number of frames the lab had
+sent on its own connection when it replied (its output; ``with_sent``) and the packed
+:class:`Done`. The client counts the reply in only once that many frames of the lab are
+in, so a block's output is never overtaken by lab 1's answer.
 ``PLAIN`` (done, nothing stored, no echo: an empty block, a block of a lab outside
 ``spmd(n)``) has no body; ``PACKED`` carries the summaries as plain tuples (no class
 references, so most fit); a reply that does not fit (an error, an abort, a value with a
@@ -15,12 +18,12 @@ import struct
 
 from .messages import Done, Gathered, Reply, Summary
 
-__all__ = ["SLOT", "PLAIN", "PACKED", "DIRECT", "MAX_FANOUT", "slot", "combine", "replies"]
+__all__ = ["SLOT", "PLAIN", "PACKED", "DIRECT", "MAX_FANOUT", "slot", "with_sent", "combine", "replies"]
 
 SLOT = 256
 PLAIN, PACKED, DIRECT = 0, 1, 2
 MAX_FANOUT = 1 << 20  # bytes: a larger request goes to every lab directly
-_HEAD = struct.Struct("!BH")
+_HEAD = struct.Struct("!BHQ")  # code, body length, frames sent
 
 
 def _packed(reply: Reply) -> bytes | None:
@@ -44,11 +47,17 @@ def slot(reply: Reply) -> tuple[bytes, bool]:
     if reply.kind == "done":
         done = reply.result
         if not done.summaries and done.echo is None:
-            return _HEAD.pack(PLAIN, 0).ljust(SLOT, b"\0"), False
+            return _HEAD.pack(PLAIN, 0, 0).ljust(SLOT, b"\0"), False
         body = _packed(reply)
         if body is not None:
-            return (_HEAD.pack(PACKED, len(body)) + body).ljust(SLOT, b"\0"), False
-    return _HEAD.pack(DIRECT, 0).ljust(SLOT, b"\0"), True
+            return (_HEAD.pack(PACKED, len(body), 0) + body).ljust(SLOT, b"\0"), False
+    return _HEAD.pack(DIRECT, 0, 0).ljust(SLOT, b"\0"), True
+
+
+def with_sent(slot: bytes, sent: int) -> bytes:
+    """``slot`` saying its lab had sent ``sent`` frames on its connection (after a direct reply)."""
+    code, size, _ = _HEAD.unpack_from(slot)
+    return _HEAD.pack(code, size, sent) + slot[_HEAD.size:]
 
 
 def combine(epoch: int, gathered: bytes | bytearray, nlabs: int) -> Gathered:
@@ -56,11 +65,13 @@ def combine(epoch: int, gathered: bytes | bytearray, nlabs: int) -> Gathered:
     view = memoryview(gathered)
     codes = bytes(view[0:nlabs * SLOT:SLOT])
     packed = {}
+    sent = []
     for k in range(nlabs):
+        _, size, frames = _HEAD.unpack_from(view, k * SLOT)
+        sent.append(frames)
         if codes[k] == PACKED:
-            _, size = _HEAD.unpack_from(view, k * SLOT)
             packed[k + 1] = bytes(view[k * SLOT + _HEAD.size:k * SLOT + _HEAD.size + size])
-    return Gathered(epoch, codes, packed)
+    return Gathered(epoch, codes, packed, tuple(sent))
 
 
 def _reply(lab: int, epoch: int, done: Done) -> Reply:

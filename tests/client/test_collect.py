@@ -98,3 +98,21 @@ def test_a_stall_aborts_as_an_error_does():
     assert wait.aborted_for == "error"
     assert wait.tick(0.3, False) == []  # no second abort, no second look
     assert watch.looked == [0.2]
+
+
+def test_a_gathered_reply_waits_for_the_output_its_lab_sent_before_it():
+    wait = ReplyWait({1, 2, 3}, 7, now=0.0, grace=1.0)
+    # lab 1 had sent 4 frames (all in), lab 2 six (four in), lab 3 two (two in)
+    wait.gathered({1: reply(1), 2: reply(2), 3: reply(3)}, (4, 6, 2), {1: 4, 2: 4, 3: 2}, 0.1)
+    assert wait.waiting == {2} and set(wait.held) == {2}
+    wait.frame_in(2, 5, 0.2)
+    assert wait.waiting == {2}
+    wait.frame_in(2, 6, 0.3)
+    assert not wait.waiting and not wait.held and set(wait.replies) == {1, 2, 3}
+
+
+def test_a_wait_that_ends_early_keeps_the_replies_it_holds():
+    wait = ReplyWait({1, 2}, 7, now=0.0, grace=1.0)
+    wait.gathered({1: reply(1), 2: reply(2)}, (1, 9), {1: 1, 2: 3}, 0.1)
+    wait.release_held(0.2)
+    assert not wait.waiting and set(wait.replies) == {1, 2}

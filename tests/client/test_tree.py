@@ -45,6 +45,21 @@ def test_a_block_its_output_and_composites_go_through_lab_1(tree3, capsys):
     assert tree3.stale_replies == 0 and tree3._owing == {}
 
 
+def test_a_blocks_output_is_all_in_before_the_block_returns(tree3):
+    """Output goes on each lab's own connection and the reply through lab 1's gather: the
+    block must not return before every line its labs printed is in (the pmode grid
+    example's ticks once came out under the next command)."""
+    for _ in range(5):
+        seen: list = []
+        outcome = spmdlab.client.execute.run_block(
+            tree3, source="for k in range(200 * labindex()):\n    print('tick', k)\n",
+            inputs={"labindex": labindex}, sink=lambda lab, stream, text: seen.append((lab, text)))
+        assert set(outcome.replies) == {1, 2, 3}
+        for lab in (1, 2, 3):
+            lines = "".join(text for k, text in seen if k == lab).splitlines()
+            assert lines == [f"tick {k}" for k in range(200 * lab)], f"lab {lab}: {len(lines)} lines"
+
+
 def test_an_error_comes_straight_from_its_lab_and_stops_the_others(tree3):
     with pytest.raises(SpmdError) as info:
         with spmd(pool=tree3):

@@ -93,8 +93,9 @@ def test_slots_carry_plain_and_packed_replies_and_send_the_rest_directly():
     slots = [tree.slot(r) for r in replies.values()]
     assert [direct for _, direct in slots] == [False, False, True, True, True]
     assert all(len(s) == tree.SLOT for s, _ in slots)
-    gathered = tree.combine(4, b"".join(s for s, _ in slots), 5)
+    gathered = tree.combine(4, b"".join(tree.with_sent(s, 10 * k) for k, (s, _) in enumerate(slots, 1)), 5)
     assert list(gathered.codes) == [tree.PLAIN, tree.PACKED, tree.DIRECT, tree.DIRECT, tree.DIRECT]
+    assert gathered.sent == (10, 20, 30, 40, 50)  # frames each lab had sent: its output comes first
     found, direct = tree.replies(protocol.decode(pickle.loads(pickle.dumps(protocol.encode(gathered)))))
     assert found == {1: replies[1], 2: replies[2]} and direct == [3, 4, 5]
 
