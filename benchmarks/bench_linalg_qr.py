@@ -28,11 +28,15 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import cloudpickle
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 import spmdlab
 from spmdlab import codistributed, codistributor1d, codistributor2dbc, spmd_run
+
+if __name__ != "__main__":  # imported by bench_linalg: the lab functions must travel by value
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
 def _lab_times(op: str, shape, layout, repeat: int):
