@@ -55,6 +55,8 @@ import scipy.fft as sfft
 import spmdlab
 from spmdlab import codistributed
 
+from timing import barrier_median
+
 PRIME = 999983
 
 
@@ -114,14 +116,7 @@ def _lab_profile(name: str) -> dict:
     local, me, p = getLocalPart(x), labindex() - 1, numlabs()
 
     def timed(fn) -> float:
-        out = []
-        for _ in range(3):
-            c.Barrier()
-            t = time.perf_counter()
-            fn()
-            c.Barrier()
-            out.append(time.perf_counter() - t)
-        return statistics.median(out)
+        return barrier_median(c.Barrier, fn, 3)
 
     w = threads.fft_workers(local.size)
     if name == "fft2":

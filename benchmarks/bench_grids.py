@@ -28,11 +28,11 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import spmdlab
 
+from timing import barrier_median
+
 
 def on_labs(n: int, repeat: int) -> list:
     """Runs on every lab: rows of ``(name, ours, baseline)`` medians in seconds."""
-    import statistics
-    import time
 
     import numpy as np
 
@@ -45,14 +45,7 @@ def on_labs(n: int, repeat: int) -> list:
     P = numlabs()
 
     def timed(f) -> float:
-        times = []
-        for _ in range(repeat + 1):
-            c.Barrier()
-            t = time.perf_counter()
-            f()
-            c.Barrier()
-            times.append(time.perf_counter() - t)
-        return statistics.median(times[1:])
+        return barrier_median(c.Barrier, f, repeat, warmup=1)
 
     A = np.random.default_rng(0).random((n, n)) + n * np.eye(n)
     full = spmdlab.grid(2, P // 2)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -28,6 +27,8 @@ import numpy as np
 
 import spmdlab
 from spmdlab import codistributed, codistributor1d, codistributor2dbc, redistribute, spmd_run
+
+from timing import between_barriers
 
 
 def _group_type(MPI, combo, strides, itemsize, side):
@@ -113,18 +114,11 @@ def _lab(rows, cols, back, repeat):
     sb, rb = np.ones(int(sc.sum()), dtype=np.uint8), np.empty(int(rc.sum()), dtype=np.uint8)
     same = bool(np.array_equal(typed(), redistribute(D, dst)._local))
 
-    def timed(f):
-        c.Barrier()
-        t = time.perf_counter()
-        f()
-        c.Barrier()
-        return time.perf_counter() - t
-
     runs: list = [[], [], []]
     for _ in range(repeat + 1):  # in turns, the first round a warm-up
-        runs[0].append(timed(lambda: redistribute(D, dst)))
-        runs[1].append(timed(typed))
-        runs[2].append(timed(lambda: c.Alltoallv([sb, sc], [rb, rc])))
+        runs[0].append(between_barriers(c.Barrier, lambda: redistribute(D, dst)))
+        runs[1].append(between_barriers(c.Barrier, typed))
+        runs[2].append(between_barriers(c.Barrier, lambda: c.Alltoallv([sb, sc], [rb, rc])))
     for t in (*sends, *recvs):
         if t is not None:
             t.Free()

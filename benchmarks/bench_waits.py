@@ -32,10 +32,11 @@ from neighbours import idle_neighbours
 import spmdlab
 from spmdlab import spmd_run
 
+from timing import between_barriers
+
 
 def _lab_setup() -> dict:
-    """On each lab: the workloads, ``name -> (ours, raw or None)``, and the timer."""
-    import time
+    """On each lab: the workloads, ``name -> (ours, raw or None)``, and the barrier."""
 
     import numpy as np
 
@@ -78,25 +79,19 @@ def _lab_setup() -> dict:
         for _ in range(200):
             c.allreduce(1.0)
 
-    def timed(f):
-        c.Barrier()
-        t = time.perf_counter()
-        f()
-        c.Barrier()
-        return time.perf_counter() - t
-
     work = {
         "D.sum() 1e7": (lambda: S.sum(), raw_sum),
         "200 x gplus(scalar)": (gplus_chain, raw_chain),
         "redistribute 1d->2dbc 40 MB": (lambda: redistribute(R, T), lambda: c.Alltoallv([sb, sc], [rb, rc])),
         "D @ E 2dbc 1500": (lambda: A @ B, None),
     }
-    return {"work": work, "timed": timed}
+    return {"work": work, "barrier": c.Barrier}
 
 
 def _lab_round(env: dict) -> dict:
-    timed = env["timed"]
-    return {k: (timed(ours), timed(raw) if raw is not None else None) for k, (ours, raw) in env["work"].items()}
+    barrier = env["barrier"]
+    return {k: (between_barriers(barrier, ours), between_barriers(barrier, raw) if raw is not None else None)
+            for k, (ours, raw) in env["work"].items()}
 
 
 def _round(pool, env) -> dict:

@@ -1,5 +1,5 @@
 """The timing helpers the benchmark scripts share: at the client (``median``) and on the
-labs (``in_turns``; this module travels to the labs by value with the functions using it)."""
+labs (``between_barriers``, ``barrier_median``, ``in_turns``; this module travels to the labs by value with the functions using it)."""
 from __future__ import annotations
 
 import statistics
@@ -24,21 +24,30 @@ def median(fn: Callable[[], object], repeat: int, warmup: int = 3) -> float:
     return statistics.median(times)
 
 
+def between_barriers(barrier: Callable[[], object], f: Callable[[], object]) -> float:
+    """On a lab: seconds of ``f()`` from a barrier to a barrier (the slowest lab's time)."""
+    barrier()
+    t = time.perf_counter()
+    f()
+    barrier()
+    return time.perf_counter() - t
+
+
+def barrier_median(barrier: Callable[[], object], f: Callable[[], object], repeat: int, warmup: int = 0) -> float:
+    """On a lab: median of ``repeat`` ``between_barriers`` times of ``f`` after ``warmup``
+    untimed calls."""
+    times = [between_barriers(barrier, f) for _ in range(warmup + repeat)]
+    return statistics.median(times[warmup:])
+
+
 def in_turns(ours: Callable[[], object], raw: Callable[[], object], repeat: int, barrier: Callable[[], object],
              warmup: int = 2) -> tuple[float, float]:
     """On a lab: median seconds of ``ours`` and of its baseline ``raw``, called in turns
     (so both see the same machine), each timed from a barrier to a barrier (the slowest
     lab's time), after ``warmup`` untimed turns."""
-    def timed(f: Callable[[], object]) -> float:
-        barrier()
-        t = time.perf_counter()
-        f()
-        barrier()
-        return time.perf_counter() - t
-
     mine, base = [], []
     for i in range(repeat + warmup):
-        a, b = timed(ours), timed(raw)
+        a, b = between_barriers(barrier, ours), between_barriers(barrier, raw)
         if i >= warmup:
             mine.append(a)
             base.append(b)
