@@ -49,9 +49,9 @@ def gather_plain(pool: Any, key: int, out: np.ndarray, codist: Any, n: int) -> n
     of row slices copied into place."""
     index = [codist.localSelection(lab, n) for lab in range(1, n + 1)]
     shapes = [codist.localShape(lab, n) for lab in range(1, n + 1)]
-    direct = [_place(out, tuple(sel)) is not None for sel in index]
+    whole = [_place(out, tuple(sel)) for sel in index]  # a whole part read straight into place
     row_bytes = [max(1, math.prod(s[1:]) * out.itemsize) for s in shapes]
-    step = [shapes[k][0] if direct[k] else max(1, GATHER_CHUNK // row_bytes[k]) for k in range(n)]
+    step = [shapes[k][0] if whole[k] else max(1, GATHER_CHUNK // row_bytes[k]) for k in range(n)]
     pos = [0] * n
     while True:
         messages, places, regions = {}, {}, {}
@@ -62,9 +62,8 @@ def gather_plain(pool: Any, key: int, out: np.ndarray, codist: Any, n: int) -> n
                 rows = slice(rows.start + lo, rows.start + hi) if isinstance(rows, slice) else rows[lo:hi]
                 regions[k + 1] = (rows,) + tuple(index[k][1:])
                 messages[k + 1] = Call(local_rows, key, (key, lo, hi))
-                where = _place(out, regions[k + 1]) if direct[k] else None
-                if where is not None:
-                    places[k + 1] = where
+                if whole[k] is not None:  # (then this is the whole part, in one round)
+                    places[k + 1] = whole[k]
                 pos[k] = hi
         if not messages:
             return out

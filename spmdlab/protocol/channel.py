@@ -74,8 +74,8 @@ def dumps(obj: Any, user: bool = False, epoch: int = 0) -> list:
     raws: list = []
     for b in buffers:
         raw = b.raw()
-        region = strided.get(id(raw.obj))
-        raws.append(raw if region is None or region[0] is not raw.obj else pieces(region[1]))
+        region = strided.get(id(raw.obj))  # (a ticket is alive, so its id is its own)
+        raws.append(raw if region is None else pieces(region[1]))
     head = _HEAD.pack(len(payload), len(raws), epoch) + b"".join(struct.pack("!Q", r.nbytes) for r in raws)
     return [head, payload, *raws]
 
@@ -148,32 +148,16 @@ class Channel:
                     self.broken = True
 
     def _send_pieces(self, parts: Pieces) -> None:
-        """Send the pieces in order, ``IOV_MAX`` a call (gather I/O; a blocking send
-        takes the whole batch, and one cut short resumes inside the piece it stopped in)."""
-        for views, nbytes in parts.batches(IOV_MAX):
-            i = 0
-            while i < len(views):
-                try:
-                    sent = self.sock.sendmsg(views[i:] if i else views)
-                except InterruptedError:
-                    continue
-                i = len(views) if not i and sent == nbytes else _advance(views, i, sent)
+        """Send the pieces in order (gather I/O: a blocking send takes a whole batch)."""
+        _each_batch(parts, self.sock.sendmsg)
 
     def _recv_pieces(self, parts: Pieces) -> None:
         """Fill the pieces in order from the stream (scatter I/O, each batch waited for
         whole: ``MSG_WAITALL``)."""
-        for views, nbytes in parts.batches(IOV_MAX):
-            i = 0
-            while i < len(views):
-                try:
-                    got = self.sock.recvmsg_into(views[i:] if i else views, 0, socket.MSG_WAITALL)[0]
-                except InterruptedError:
-                    continue
-                except OSError as exc:
-                    raise ChannelClosed(str(exc)) from None
-                if got == 0 and len(views[i]):
-                    raise ChannelClosed("connection closed")
-                i = len(views) if not i and got == nbytes else _advance(views, i, got)
+        try:
+            _each_batch(parts, lambda views: self.sock.recvmsg_into(views, 0, socket.MSG_WAITALL)[0])
+        except OSError as exc:
+            raise ChannelClosed(str(exc)) from None
 
     def _recv_into(self, view: memoryview) -> None:
         got = 0
@@ -236,6 +220,21 @@ class Channel:
             self.sock.close()
         except OSError:
             pass
+
+
+def _each_batch(parts: Pieces, move: Callable[[list], int]) -> None:
+    """``move`` (a vectored send or receive: the bytes it moved) over the pieces,
+    ``IOV_MAX`` a call; one cut short (a signal) resumes inside the piece it stopped in."""
+    for views, nbytes in parts.batches(IOV_MAX):
+        i = 0
+        while i < len(views):
+            try:
+                done = move(views[i:] if i else views)
+            except InterruptedError:
+                continue
+            if done == 0 and len(views[i]):
+                raise ChannelClosed("connection closed")
+            i = len(views) if not i and done == nbytes else _advance(views, i, done)
 
 
 def _advance(views: list, i: int, done: int) -> int:
