@@ -122,11 +122,12 @@ def load(path: Any, codist: Any = None) -> Any:
     shape, fortran, descr, offset, _ = headers[0]
     dtype = np.lib.format.descr_to_dtype(descr)
     target = _layout(codist, shape, n, what, path)
-    parts = [np.empty(part_shape(sel), dtype=dtype, order="F" if fortran else "C") for sel in stored(target, lab, n)]
+    sels = stored(target, lab, n)
+    parts = [np.empty(part_shape(sel), dtype=dtype, order="F" if fortran else "C") for sel in sels]
     if fits_two_phase(target, shape, fortran, n):
         read_two_phase(path, offset, dtype, shape, target, parts[0], what)
     elif min_run_bytes(target, n, dtype.itemsize, fortran, "stored") < LONG_RUN:
-        read_mapped(path, offset, dtype, shape, fortran, stored(target, lab, n), parts, what)
+        read_mapped(path, offset, dtype, shape, fortran, sels, parts, what)
     else:
         _rounds(path, False, offset, dtype, shape, fortran, target, parts, what)
     return build_result(parts, dtype, target, n)
