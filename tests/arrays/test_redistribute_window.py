@@ -8,6 +8,7 @@ import sys
 import cloudpickle
 import numpy as np
 import pytest
+from support.redistribute_checks import grids
 
 from spmdlab import (
     codistributed,
@@ -40,8 +41,7 @@ def _one_d(shape, n):
 
 
 def _two_dbc(n):
-    grids = [[r, n // r] for r in range(1, n + 1) if n % r == 0]
-    return [codistributor2dbc(g, b) for g in grids for b in (1, 3, 64)] + [codistributor2dbc(None, 2, "col")]
+    return [codistributor2dbc(g, b) for g in grids(n) for b in (1, 3, 64)] + [codistributor2dbc(None, 2, "col")]
 
 
 def _check(shapes):
