@@ -129,6 +129,7 @@ ARRAY_LAYERS = [
     {"linalg.tsqr", "linalg.factor"},
     {"linalg.householder"},
     {"linalg.tridiag", "linalg.bidiag"},
+    {"linalg.mrrr"},
     {"linalg.qr", "linalg.eigh", "linalg.hessenberg"},
     {"linalg.svd2d"},
     {"linalg.svd", "linalg.dense", "linalg.eig"},

@@ -7,8 +7,10 @@ tridiagonal T (PDSYTRD), and T's eigenproblem is solved by LAPACK through scipy:
 
 - eigenvalues only: ``xSTERF`` (``eigvalsh_tridiagonal``) on every lab, O(n^2);
 - eigenvectors: each lab computes the eigenpairs of its own share of the spectrum with
-  MRRR (``xSTEMR`` through ``eigh_tridiagonal(select='i')``; the division of work of
-  PDSTEMR, Vömel, "ScaLAPACK's MRRR algorithm", ACM TOMS 37(1), 2010). The shares are
+  MRRR (``mrrr.window``: all eigenvalues by dqds, ``xLARRE``, then only its share's
+  eigenvectors, ``xLARRV`` with ``DOL:DOU``; the division of work of PDSTEMR, Vömel,
+  "ScaLAPACK's MRRR algorithm", ACM TOMS 37(1), 2010; ``xSTEMR`` with ``RANGE='I'``
+  when T splits). The shares are
   contiguous index ranges whose boundaries are the gaps wider than 1e-3 ||T|| nearest
   the even split, so a cluster of close eigenvalues is computed by one lab (orthogonality within
   a cluster is MRRR's job within one call). The eigenvectors, n x (my share) on each
@@ -22,7 +24,6 @@ layout the reduction ran on. NaN or Inf in the input raises numpy's
 """
 from __future__ import annotations
 
-import ctypes
 from typing import Any, List, Tuple
 
 import numpy as np
@@ -35,8 +36,8 @@ from ..collectives import allgatherv
 from ..layout import labs_of
 from ..registry import implements
 from ..transfer import redistribute
-from .bidiag import lapack_routine, real_of
 from .grid import ProcessGrid, grid_codist, to_2dbc
+from .mrrr import roots, stemr
 from .qrbase import build, linalg_dtype
 from .tridiag import Tridiagonal, apply_q, sytrd
 
@@ -120,45 +121,31 @@ def _shares(w: np.ndarray, p: int) -> List[int]:
     return cuts
 
 
-def stemr(d: np.ndarray, e: np.ndarray, lo: int, hi: int) -> Tuple[np.ndarray, np.ndarray]:
-    """Eigenpairs ``lo..hi-1`` (ascending) of the real symmetric tridiagonal (d, e) by
-    MRRR, LAPACK xSTEMR with ``range='I'``; the eigenvectors ``n x (hi - lo)`` only
-    (scipy's wrapper allocates n x n)."""
-    n, k = d.size, hi - lo
-    dt = real_of(d)
-    dd = np.array(d, dtype=dt, copy=True)
-    ee = np.zeros(max(n, 1), dtype=dt)
-    ee[:max(n - 1, 0)] = e
-    w = np.zeros(max(n, 1), dtype=dt)
-    Z = np.zeros((k, n), dtype=dt)  # C order k x n: Fortran's n x k
-    isuppz = np.zeros(max(2 * k, 2), dtype=np.int32)
-    work = np.zeros(max(18 * n, 1), dtype=dt)
-    iwork = np.zeros(max(10 * n, 1), dtype=np.int32)
-    m, info = ctypes.c_int(0), ctypes.c_int(0)
-    tryrac = ctypes.c_int(1)
-    ints = [ctypes.c_int(x) for x in (n, lo + 1, hi, max(n, 1), k, work.size, iwork.size)]
-    vl = np.zeros(1, dt)
-    lapack_routine("sstemr" if dt == np.float32 else "dstemr", 21)(
-        ctypes.byref(ctypes.c_char(b"V")), ctypes.byref(ctypes.c_char(b"I")), ctypes.byref(ints[0]),
-        dd.ctypes.data, ee.ctypes.data, vl.ctypes.data, vl.ctypes.data, ctypes.byref(ints[1]),
-        ctypes.byref(ints[2]), ctypes.byref(m), w.ctypes.data, Z.ctypes.data, ctypes.byref(ints[3]),
-        ctypes.byref(ints[4]), isuppz.ctypes.data, ctypes.byref(tryrac), work.ctypes.data,
-        ctypes.byref(ints[5]), iwork.ctypes.data, ctypes.byref(ints[6]), ctypes.byref(info))
-    if info.value or m.value != k:
-        raise np.linalg.LinAlgError("Eigenvalues did not converge")
-    return w[:k], Z
+def _my_share(d: np.ndarray, e: np.ndarray, lab: int, p: int) -> Tuple[List[int], np.ndarray, np.ndarray]:
+    """The split points of the spectrum and my eigenpairs (eigenvectors as rows): by
+    MRRR's pieces where T is one block (every lab finds all eigenvalues by dqds and
+    the vectors of its window), else ``xSTERF`` for the split and ``xSTEMR``."""
+    n = d.size
+    r = roots(d, e)
+    if r is not None:
+        cuts = _shares(r.values, p)
+        lo, hi = cuts[lab - 1], cuts[lab]
+        if hi > lo:
+            return cuts, *r.window(lo, hi)
+    else:
+        cuts = _shares(eigvalsh_tridiagonal(d, e, lapack_driver="sterf") if p > 1 and n else d, p)
+        lo, hi = cuts[lab - 1], cuts[lab]
+        if hi > lo:
+            return cuts, *stemr(d, e, lo, hi)
+    return cuts, np.empty(0, d.dtype), np.empty((0, n), d.dtype)
 
 
 def _vectors(tri: Tridiagonal, D: codistributed, what: str) -> Tuple[np.ndarray, codistributed]:
     d, e = tri.d, tri.e
     n = d.size
     lab, p = here()
-    cuts = _shares(eigvalsh_tridiagonal(d, e, lapack_driver="sterf") if p > 1 else d, p)
+    cuts, w, Zt = _my_share(d, e, lab, p)
     lo, hi = cuts[lab - 1], cuts[lab]
-    if hi > lo:
-        w, Zt = stemr(d, e, lo, hi)  # Zt: my eigenvectors as rows
-    else:
-        w, Zt = np.empty(0, d.dtype), np.empty((0, n), d.dtype)
     counts = [cuts[k + 1] - cuts[k] for k in range(p)]
     w = allgatherv(w.astype(d.dtype), counts, what)
     c = grid_codist(D)
