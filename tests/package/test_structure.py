@@ -129,7 +129,7 @@ ARRAY_LAYERS = [
     {"linalg.tsqr", "linalg.factor"},
     {"linalg.householder"},
     {"linalg.tridiag", "linalg.bidiag"},
-    {"linalg.mrrr"},
+    {"linalg.mrrr", "linalg.band"},
     {"linalg.qr", "linalg.eigh", "linalg.hessenberg"},
     {"linalg.svd2d"},
     {"linalg.svd", "linalg.dense", "linalg.eig"},

@@ -5,7 +5,8 @@ keeps its grid and block size), the triangle numpy reads (``UPLO``) is mirrored 
 the other by one distributed transpose, ``tridiag.sytrd`` reduces it to a real
 tridiagonal T (PDSYTRD), and T's eigenproblem is solved by LAPACK through scipy:
 
-- eigenvalues only: ``xSTERF`` (``eigvalsh_tridiagonal``) on every lab, O(n^2);
+- eigenvalues only: the two-stage form instead (``band.py``: a distributed reduction to
+  band form by GEMMs, then LAPACK's band eigensolver on every lab);
 - eigenvectors: each lab computes the eigenpairs of its own share of the spectrum with
   MRRR (``mrrr.window``: all eigenvalues by dqds, ``xLARRE``, then only its share's
   eigenvectors, ``xLARRV`` with ``DOL:DOU``; the division of work of PDSTEMR, Vömel,
@@ -36,6 +37,7 @@ from ..collectives import allgatherv
 from ..layout import labs_of
 from ..registry import implements
 from ..transfer import redistribute
+from .band import band_eigvalsh
 from .grid import ProcessGrid, grid_codist, to_2dbc
 from .mrrr import roots, stemr
 from .qrbase import build, linalg_dtype
@@ -168,10 +170,9 @@ def hermitian_eig(A: Any, uplo: str, vectors: bool, what: str) -> Any:
     a, g = _mirror(D, uplo, what)
     if not all_finite(a, g, what):
         raise np.linalg.LinAlgError("Eigenvalues did not converge")
-    tri = sytrd(a, g, what, keep_q=vectors)
     if not vectors:
-        return eigvalsh_tridiagonal(tri.d, tri.e, lapack_driver="sterf") if tri.d.size else tri.d
-    return _vectors(tri, D, what)
+        return band_eigvalsh(a, g, what)
+    return _vectors(sytrd(a, g, what), D, what)
 
 
 @implements(np.linalg.eigh)
