@@ -130,6 +130,7 @@ ARRAY_LAYERS = [
     {"linalg.householder"},
     {"linalg.tridiag", "linalg.bidiag"},
     {"linalg.mrrr", "linalg.band"},
+    {"linalg.bandsvd"},
     {"linalg.qr", "linalg.eigh", "linalg.hessenberg"},
     {"linalg.svd2d"},
     {"linalg.svd", "linalg.dense", "linalg.eig"},

@@ -38,12 +38,13 @@ from .grid import ProcessGrid
 from .householder import larft, unit_lower
 from .qrbase import combine_sum
 
-__all__ = ["BAND", "panels", "reduce_to_band", "band_of", "band_eigvalsh"]
+__all__ = ["BAND", "panels", "summed", "held", "reduce_to_band", "band_of", "band_eigvalsh"]
 
 BAND = 32  # measured at n = 2048 on 2 labs: 16 slows the GEMMs, 64 the band solver
 
 
-def _sum(x: np.ndarray, g: ProcessGrid, what: str) -> np.ndarray:
+def summed(x: np.ndarray, g: ProcessGrid, what: str) -> np.ndarray:
+    """The sum over the labs of ``x``, the same bitwise on every lab."""
     return x if g.numlabs == 1 else combine_sum(x, what)
 
 
@@ -55,9 +56,9 @@ def panels(n: int, b: int) -> Iterator[int]:
     return iter(range(0, max(n - 1 - b, 0), max(b, 1)))
 
 
-def _my_panel_cols(g: ProcessGrid, j: int, w: int) -> Tuple[np.ndarray, np.ndarray]:
-    """Of the panel's columns ``j..j+w-1``: which I hold (positions in the panel) and
-    where (local columns)."""
+def held(g: ProcessGrid, j: int, w: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Of the columns ``j..j+w-1``: which I hold (positions from ``j``) and where
+    (local columns)."""
     cols = np.arange(j, j + w)
     mine = np.flatnonzero(g.col_owner(cols) == g.mycol)
     return mine, g.local_col(cols[mine])[1]
@@ -68,11 +69,11 @@ def _panel(a: np.ndarray, g: ProcessGrid, j: int, w: int, gr: np.ndarray,
     """``A[j+w:, j:j+w]`` on every lab."""
     k = j + w
     P = np.zeros((g.n - k, w), dtype=a.dtype)
-    pos, loc = _my_panel_cols(g, j, w)
+    pos, loc = held(g, j, w)
     r = g.rows_before(k)
     if pos.size and r < a.shape[0]:
         P[np.ix_(gr[r:] - k, pos)] = a[r:, loc]
-    return _sum(P, g, what)
+    return summed(P, g, what)
 
 
 def reduce_to_band(a: np.ndarray, g: ProcessGrid, what: str, b: int = BAND) -> None:
@@ -91,17 +92,17 @@ def reduce_to_band(a: np.ndarray, g: ProcessGrid, what: str, b: int = BAND) -> N
         V = unit_lower(qr, np.arange(qr.shape[0]))[:, :tau.size]
         T = larft(V, tau)
         r, c = g.rows_before(k), g.cols_before(k)
-        pos, loc = _my_panel_cols(g, j, w)
+        pos, loc = held(g, j, w)
         if pos.size and r < mloc:  # my columns of the panel become [R; 0]
             R = np.zeros((g.n - k, w), dtype=a.dtype)
             R[:tau.size] = np.triu(qr[:tau.size])
             a[np.ix_(np.arange(r, mloc), loc)] = R[np.ix_(gr[r:] - k, pos)]
         if r >= mloc or c >= nloc:
-            _sum(np.zeros((g.n - k, tau.size), dtype=a.dtype), g, what)
+            summed(np.zeros((g.n - k, tau.size), dtype=a.dtype), g, what)
             continue
         X = np.zeros((g.n - k, tau.size), dtype=a.dtype)
         X[gr[r:] - k] = a[r:, c:] @ V[gc[c:] - k]
-        X = _sum(X, g, what) @ T
+        X = summed(X, g, what) @ T
         X -= 0.5 * (V @ (T.conj().T @ (V.conj().T @ X)))
         VX, XV = np.hstack([V, X]), np.hstack([X, V])
         gemm(-1.0, VX[gr[r:] - k], XV[gc[c:] - k].conj().T, 1.0, a[r:, c:])  # one rank-2b GEMM
@@ -121,7 +122,7 @@ def band_of(a: np.ndarray, g: ProcessGrid, b: int, what: str) -> np.ndarray:
         D = gr[r0:r1, None] - gc[None, lc0:lc1]
         m = (D >= 0) & (D <= b)
         ab[D[m], np.broadcast_to(gc[None, lc0:lc1], D.shape)[m]] = sub[m]
-    return _sum(ab, g, what)
+    return summed(ab, g, what)
 
 
 def band_eigvalsh(a: np.ndarray, g: ProcessGrid, what: str, b: int = BAND) -> np.ndarray:

@@ -8,7 +8,10 @@ SIAM J. Sci. Comput. 35(3), 2013) because QDWH costs several QR factorizations a
 ``eigh`` (tens of n^3 flops against the reduction's 8/3 n^3), which cannot approach
 LAPACK's ``xGESDD`` on a few cores; QDWH pays off on thousands of cores. Then:
 
-- singular values: LAPACK ``xLASQ1`` (dqds) on the real bidiagonal, on every lab;
+- singular values only (``compute_uv=False``): the two-stage form instead
+  (``bandsvd.py``: a distributed reduction to band form by GEMMs, then LAPACK's
+  ``xGBBRD`` and ``xLASQ1`` (dqds) on every lab);
+- with vectors, the singular values: ``xLASQ1`` on the real bidiagonal, on every lab;
 - singular vectors: the bidiagonal's SVD by divide and conquer (LAPACK ``xBDSDC``, as
   ``xGESDD``) **on lab 1**, which holds U_B and V_B (2 n^2 words there, as the README
   says); they are redistributed lab to lab to the 2dbc layout and multiplied by the
@@ -32,7 +35,8 @@ from ..array import codistributed, getLocalPart
 from ..base import here
 from ..collectives import allgatherv
 from ..transfer import redistribute
-from .bidiag import Bidiagonal, apply_p, apply_q, bdsdc, gebrd, lasq1, real_of
+from .bandsvd import band_svdvals
+from .bidiag import Bidiagonal, apply_p, apply_q, bdsdc, gebrd, real_of
 from .eigh import all_finite
 from .grid import ProcessGrid, grid_codist, to_2dbc
 from .householder import identity_like
@@ -111,9 +115,9 @@ def svd_2dbc(A: codistributed, full_matrices: bool, compute_uv: bool, what: str)
     a = np.array(getLocalPart(D), copy=True)
     if not all_finite(a, g, what):
         raise np.linalg.LinAlgError("SVD did not converge")
-    bd = gebrd(a, g, what, keep=compute_uv)
     if not compute_uv:
-        return lasq1(bd.d, bd.e)
+        return band_svdvals(a, g, what)
+    bd = gebrd(a, g, what)
     s, u, v, counts = _lab1_vectors(bd, what)
     U = _left(bd, u, counts, c, m, full_matrices, a.dtype)
     Vh = _right(bd, v, counts, c, a.dtype)
