@@ -88,14 +88,17 @@ def sytrd(a: np.ndarray, g: ProcessGrid, what: str, keep_q: bool = True) -> Trid
     for j0 in range(0, n - 1, nb):
         jb = min(nb, n - 1 - j0)
         t = n - j0
-        V = np.zeros((t, jb), dtype=dt)
-        W = np.zeros((t, jb), dtype=dt)
+        # the panel's V and W interleaved: F[:, 2k] = V[:, k], F[:, 2k+1] = W[:, k], so
+        # each pair of products V (W^H x) + W (V^H x) is one GEMV
+        VW = np.zeros((t, jb, 2), dtype=dt)
+        F = VW.reshape(t, 2 * jb)
+        V, W = VW[:, :, 0], VW[:, :, 1]
         taus = np.zeros(jb, dtype=dt)
         for i in range(jb):
             j = j0 + i
             x = col.copy()  # A[j:, j] at the panel's start
             if i:
-                x -= V[i:, :i] @ W[i, :i].conj() + W[i:, :i] @ V[i, :i].conj()
+                x -= F[i:, :2 * i] @ VW[i, :i, ::-1].conj().reshape(2 * i)
             d[j] = x[0].real
             beta, tail, tau = larfg(n - j - 1, x[1], x[2:].copy())
             e[j] = beta.real
@@ -104,22 +107,20 @@ def sytrd(a: np.ndarray, g: ProcessGrid, what: str, keep_q: bool = True) -> Trid
             v[1:] = tail
             y, col = _matvec_and_column(a, g, j + 1, v, gr, gc, what)
             if i:
-                Vi, Wi = V[i + 1:, :i], W[i + 1:, :i]
-                y -= Wi @ (Vi.conj().T @ v) + Vi @ (Wi.conj().T @ v)
+                Fi = F[i + 1:, :2 * i]
+                y -= Fi @ (Fi.conj().T @ v).reshape(i, 2)[:, ::-1].reshape(2 * i)
             y *= tau
             y += (-0.5 * tau * np.vdot(y, v)) * v
             V[i + 1:, i] = v
             W[i + 1:, i] = y
             taus[i] = tau
-        # the next column, corrected by this panel; the trailing update (PDSYR2K)
-        col -= V[jb:] @ W[jb, :].conj() + W[jb:] @ V[jb, :].conj()
+        # the next column, corrected by this panel; the trailing update (PDSYR2K) as
+        # one GEMM of rank 2 jb: A -= [V W] [W V]^H
+        G = VW[:, :, ::-1].reshape(t, 2 * jb)
+        col -= F[jb:] @ G[jb].conj()
         r2, c2 = g.rows_before(j0 + jb), g.cols_before(j0 + jb)
         if r2 < a.shape[0] and c2 < a.shape[1]:
-            Vr, Wr = V[gr[r2:] - j0], W[gr[r2:] - j0]
-            Vc, Wc = V[gc[c2:] - j0], W[gc[c2:] - j0]
-            At = a[r2:, c2:]
-            gemm(-1.0, Vr, Wc.conj().T, 1.0, At)
-            gemm(-1.0, Wr, Vc.conj().T, 1.0, At)
+            gemm(-1.0, F[gr[r2:] - j0], G[gc[c2:] - j0].conj().T, 1.0, a[r2:, c2:])
         if keep_q:
             Vp = V[1:]
             Ts.append(larft(Vp, taus))
