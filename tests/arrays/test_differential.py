@@ -139,6 +139,9 @@ OPS = {
     "mnorm_1": (lambda X, c: np.linalg.matrix_norm(X, ord=1), "biufc", 1e-5),
     "mnorm_fro": (lambda X, c: np.linalg.matrix_norm(X), "biufc", 1e-5),
     "triu": (lambda X, c: np.triu(X), "biufc", 0),
+    # issue 27: the two-stage eigenvalue and singular value paths (stacks: NotImplementedError)
+    "eigvalsh": (lambda X, c: np.linalg.eigvalsh(X), "biufc", 1e-5),
+    "svdvals": (lambda X, c: np.linalg.svd(X, compute_uv=False), "biufc", 1e-5),
     "pow2_plus_c64": (lambda X, c: X ** 2 + X.astype(np.complex64), "biufc", 1e-5),
     "plus_f32": (lambda X, c: X + X.astype(np.float32), "biuf", 1e-6),
 }
