@@ -39,105 +39,149 @@ class Bidiagonal:
     and the ``T`` of every panel's left and right reflectors."""
 
     def __init__(self, grid: ProcessGrid, local: np.ndarray, d: np.ndarray, e: np.ndarray,
-                 Tq: List[np.ndarray], Tp: List[np.ndarray], what: str) -> None:
+                 Tq: List[np.ndarray], Tp: List[np.ndarray], what: str, width: int) -> None:
         self.grid, self.local, self.d, self.e = grid, local, d, e
-        self.Tq, self.Tp, self.what = Tq, Tp, what
+        self.Tq, self.Tp, self.what, self.width = Tq, Tp, what, width
 
 
-def _gather(parts: List[Tuple[np.ndarray, Any]], n_out: List[int], dt: Any,
-            g: ProcessGrid, what: str) -> List[np.ndarray]:
-    """Sum over the labs of zero-padded vectors: ``parts`` = (positions, values) per output."""
-    offs = np.concatenate(([0], np.cumsum(n_out)))
-    buf = np.zeros(int(offs[-1]), dtype=dt)
-    for k, (pos, val) in enumerate(parts):
-        if val is not None and pos.size:
-            buf[offs[k] + pos] = val
+def _same(x: Any) -> Any:
+    return x
+
+
+def _share(lo: int, hi: int, k: int, p: int) -> slice:
+    """Part ``k`` of ``p`` consecutive parts of ``lo..hi``: a lab's share of a replicated
+    correction, added to its contribution before the sum over the labs."""
+    size = hi - lo
+    return slice(lo + k * size // p, lo + (k + 1) * size // p)
+
+
+PANEL = 32
+
+
+def panel_width(nb: int, keep: bool) -> int:
+    """Columns per PDLABRD panel: ``nb`` up to PANEL; else PANEL (values only) or the
+    largest divisor of ``nb`` from PANEL/2 to PANEL, so that a panel lies in one block
+    row and column where its reflectors are kept."""
+    if nb <= PANEL:
+        return nb
+    if not keep:
+        return PANEL
+    return next((w for w in range(PANEL, PANEL // 2 - 1, -1) if nb % w == 0), nb)
+
+
+class _Axis:
+    """One lab's indices along the rows (or columns) of a panel that starts at global
+    index ``j0``: ``before[k]``, the local index where global ``j0 + k..`` starts
+    (k = 0 .. span), and ``sel(k)``, the panel coordinates (global - j0) of those local
+    entries, as a slice where they are consecutive (a 1 x p grid's rows), else an index
+    array (a view of one array per panel: no index arithmetic per column)."""
+
+    def __init__(self, glob: np.ndarray, j0: int, span: int) -> None:
+        self.before = np.searchsorted(glob, np.arange(j0, j0 + span + 1)).tolist()
+        self.base = self.before[0]
+        self.pos = glob[self.base:] - j0
+        size = self.pos.size
+        self.slices = size == 0 or int(self.pos[-1] - self.pos[0]) == size - 1
+
+    def sel(self, k: int) -> Any:
+        off = self.before[k] - self.base
+        if self.slices:
+            p0 = int(self.pos[0]) + off if self.pos.size else 0
+            return slice(p0, p0 + self.pos.size - off)
+        return self.pos[off:]
+
+
+def _first(a: np.ndarray, g: ProcessGrid, gr: np.ndarray, gc: np.ndarray, dt: Any,
+           what: str) -> Tuple[np.ndarray, np.ndarray]:
+    """A0[0:, 0] and A0[0, 1:], summed over the labs (zero-padded)."""
+    m, n = g.m, g.n
+    buf = np.zeros(m + n, dtype=dt)
+    if m and n and g.col_owner(0) == g.mycol:
+        buf[gr] = a[:, 0]
+    if m and n and g.row_owner(0) == g.myrow:
+        buf[m + gc] = a[0]
     if g.numlabs > 1:
         buf = combine_sum(buf, what)
-    return [buf[offs[k]:offs[k + 1]] for k in range(len(n_out))]
-
-
-def _col_row(a: np.ndarray, g: ProcessGrid, gr: np.ndarray, gc: np.ndarray, j: int, k: int):
-    """My entries of A0[j:, k] and A0[j, k+1:] as (positions, values)."""
-    r, c = g.rows_before(j), g.cols_before(k + 1)
-    col = row = None
-    if k < g.n and g.col_owner(k) == g.mycol:
-        col = a[r:, g.local_col(k)[1]]
-    if j < g.m and g.row_owner(j) == g.myrow:
-        row = a[g.local_row(j)[1], c:]
-    return (gr[r:] - j, col), (gc[c:] - (k + 1), row)
+    return buf[:m], buf[m + 1:]
 
 
 def gebrd(a: np.ndarray, g: ProcessGrid, what: str, keep: bool = True) -> Bidiagonal:
     """Reduce the m x n (m >= n) matrix with local part ``a`` (in place) to upper
-    bidiagonal form; collective over the block's labs."""
-    m, n, nb, dt = g.m, g.n, g.nb, a.dtype
+    bidiagonal form; collective over the block's labs.
+
+    Per panel the left and right vectors are kept interleaved, ``UX = [u_0 x_0 u_1 x_1
+    ...]`` (rows j0..) and ``YV = [y_0 v_0 y_1 v_1 ...]`` (columns j0..), so that
+    ``U Y^H + X V^H = UX YV^H``: each of PDLABRD's pairs of panel GEMVs is one GEMV,
+    and the trailing update is one GEMM of inner dimension 2 nb."""
+    m, n, dt = g.m, g.n, a.dtype
     d = np.zeros(n, dtype=real_dtype(dt))
     e = np.zeros(max(n - 1, 0), dtype=real_dtype(dt))
     Tq: List[np.ndarray] = []
     Tp: List[np.ndarray] = []
     larfg = get_lapack_funcs("larfg", dtype=dt)
+    cj = np.conj if dt.kind == "c" else _same
     gr, gc = g.global_rows(), g.global_cols()
-    cp, rp = _col_row(a, g, gr, gc, 0, 0)
-    col, row = _gather([cp, rp], [m, max(n - 1, 0)], dt, g, what)
-    for j0 in range(0, n, nb):
-        jb = min(nb, n - j0)
+    me, p = g.lab - 1, g.numlabs
+    pw = panel_width(g.nb, keep)
+    col, row = _first(a, g, gr, gc, dt, what)
+    for j0, jb in _panels(n, pw):
         mt, nt = m - j0, n - j0
-        U, X = np.zeros((mt, jb), dt), np.zeros((mt, jb), dt)
-        Y, V = np.zeros((nt, jb), dt), np.zeros((nt, jb), dt)
+        R, C = _Axis(gr, j0, jb + 2), _Axis(gc, j0, jb + 2)
+        UX = np.zeros((mt, 2 * jb), dt, order="F")
+        YV = np.zeros((nt, 2 * jb), dt, order="F")
         tq, tp = np.zeros(jb, dt), np.zeros(jb, dt)
         for i in range(jb):
             j = j0 + i
-            x = col - U[i:, :i] @ Y[i, :i].conj() - X[i:, :i] @ V[i, :i].conj()
-            beta, tail, tau = larfg(m - j, x[0], x[1:].copy())
-            d[j] = beta.real
-            u = np.empty(m - j, dt)
-            u[0] = 1
-            u[1:] = tail
-            U[i:, i], tq[i] = u, tau
-            # y = tau (A0^H u - Y U^H u - V X^H u) on columns j+1.., with A0's row j+1 and column j+1
-            r, c = g.rows_before(j), g.cols_before(j + 1)
-            mine = a[r:, c:].conj().T @ u[gr[r:] - j] if r < a.shape[0] and c < a.shape[1] else None
-            cp, rp = _col_row(a, g, gr, gc, j + 1, j + 1)
-            sizes = [n - j - 1, m - j - 1, max(n - j - 2, 0)]
-            y, col, row1 = _gather([(gc[c:] - (j + 1), mine), cp, rp], sizes, dt, g, what)
-            y -= Y[i + 1:, :i] @ (U[i:, :i].conj().T @ u) + V[i + 1:, :i] @ (X[i:, :i].conj().T @ u)
-            y *= tau
-            Y[i + 1:, i] = y
+            x = col - UX[i:, :2 * i] @ cj(YV[i, :2 * i])
+            beta, tail, tau = larfg(m - j, x[0], x[1:], overwrite_x=1)
+            d[j], tq[i] = beta.real, tau
+            UX[i, 2 * i] = 1
+            UX[i + 1:, 2 * i] = tail
             if j == n - 1:
                 break
+            # y = tau (A0^H u - Y U^H u - V X^H u) on columns j+1.., with A0's column and row j+1
+            buf = np.zeros(2 * nt + mt, dt)
+            r, c = R.before[i], C.before[i + 1]
+            if r < a.shape[0] and c < a.shape[1]:
+                buf[:nt][C.sel(i + 1)] = cj(cj(UX[R.sel(i), 2 * i]) @ a[r:, c:])
+            u = UX[i:, 2 * i]
+            sh = _share(i + 1, nt, me, p)  # my part of the panel's correction of y
+            buf[sh] -= YV[sh, :2 * i] @ cj(cj(u) @ UX[i:, :2 * i])
+            if g.col_owner(j + 1) == g.mycol:
+                buf[nt:nt + mt][R.sel(i + 1)] = a[R.before[i + 1]:, g.local_col(j + 1)[1]]
+            if j + 1 < m and g.row_owner(j + 1) == g.myrow:
+                buf[nt + mt:][C.sel(i + 2)] = a[g.local_row(j + 1)[1], C.before[i + 2]:]
+            if p > 1:
+                buf = combine_sum(buf, what)
+            np.multiply(buf[i + 1:nt], tau, out=YV[i + 1:, 2 * i])
             # the row j right of the diagonal, after this step's left reflector
-            rr = row - U[i, :i + 1] @ Y[i + 1:, :i + 1].conj().T - X[i, :i] @ V[i + 1:, :i].conj().T
-            rc = rr.conj()
-            beta, tail, tau = larfg(n - j - 1, rc[0], rc[1:].copy())
-            e[j] = beta.real
-            v = np.empty(n - j - 1, dt)
-            v[0] = 1
-            v[1:] = tail
-            V[i + 1:, i], tp[i] = v, tau
+            rc = cj(row) - YV[i + 1:, :2 * i + 1] @ cj(UX[i, :2 * i + 1])
+            col, row = buf[nt + i + 1:nt + mt], buf[nt + mt + i + 2:]
+            beta, tail, tau = larfg(n - j - 1, rc[0], rc[1:], overwrite_x=1)
+            e[j], tp[i] = beta.real, tau
+            YV[i + 1, 2 * i + 1] = 1
+            YV[i + 2:, 2 * i + 1] = tail
             # x = tau (A0 v - U Y^H v - X V^H v) on rows j+1..
-            r, c = g.rows_before(j + 1), g.cols_before(j + 1)
-            mine = a[r:, c:] @ v[gc[c:] - (j + 1)] if r < a.shape[0] and c < a.shape[1] else None
-            (xs,) = _gather([(gr[r:] - (j + 1), mine)], [m - j - 1], dt, g, what)
-            xs -= U[i + 1:, :i + 1] @ (Y[i + 1:, :i + 1].conj().T @ v) + X[i + 1:, :i] @ (V[i + 1:, :i].conj().T @ v)
-            xs *= tau
-            X[i + 1:, i] = xs
-            row = row1
+            xb = np.zeros(mt, dt)
+            r, c = R.before[i + 1], C.before[i + 1]
+            if r < a.shape[0] and c < a.shape[1]:
+                xb[R.sel(i + 1)] = a[r:, c:] @ YV[C.sel(i + 1), 2 * i + 1]
+            sh = _share(i + 1, mt, me, p)
+            xb[sh] -= UX[sh, :2 * i + 1] @ cj(cj(YV[i + 1:, 2 * i + 1]) @ YV[i + 1:, :2 * i + 1])
+            if p > 1:
+                xb = combine_sum(xb, what)
+            np.multiply(xb[i + 1:], tau, out=UX[i + 1:, 2 * i + 1])
         # corrections of the next column and row by this panel; trailing update
         k = j0 + jb
         if k < n:
-            col = col - U[jb:] @ Y[jb].conj() - X[jb:] @ V[jb].conj()
-            row = row - U[jb] @ Y[jb + 1:].conj().T - X[jb] @ V[jb + 1:].conj().T
-            r2, c2 = g.rows_before(k), g.cols_before(k)
+            col = col - UX[jb:] @ cj(YV[jb])
+            row = cj(cj(row) - YV[jb + 1:] @ cj(UX[jb]))
+            r2, c2 = R.before[jb], C.before[jb]
             if r2 < a.shape[0] and c2 < a.shape[1]:
-                At = a[r2:, c2:]
-                Ur, Xr = U[gr[r2:] - j0], X[gr[r2:] - j0]
-                Yc, Vc = Y[gc[c2:] - j0], V[gc[c2:] - j0]
-                gemm(-1.0, Ur, Yc.conj().T, 1.0, At)
-                gemm(-1.0, Xr, Vc.conj().T, 1.0, At)
+                gemm(-1.0, UX[R.sel(jb)], YV[C.sel(jb)].conj().T, 1.0, a[r2:, c2:])
         if keep:
-            _store(a, g, gr, gc, j0, jb, U, V, Tq, Tp, tq, tp)
-    return Bidiagonal(g, a, d, e, Tq, Tp, what)
+            _store(a, g, gr, gc, j0, jb, UX[:, 0::2], YV[:, 1::2], Tq, Tp, tq, tp)
+    return Bidiagonal(g, a, d, e, Tq, Tp, what, pw)
 
 
 def _store(a, g, gr, gc, j0, jb, U, V, Tq, Tp, tq, tp) -> None:
@@ -163,7 +207,7 @@ def _panels(n: int, nb: int) -> List[Tuple[int, int]]:
 def apply_q(bd: Bidiagonal, Z: np.ndarray) -> None:
     """``Z <- Q Z`` in place (``Z`` local part of an m x k matrix laid out like A's rows)."""
     g, a = bd.grid, bd.local
-    for p, (j0, jb) in reversed(list(enumerate(_panels(g.n, g.nb)))):
+    for p, (j0, jb) in reversed(list(enumerate(_panels(g.n, bd.width)))):
         pc, r = g.col_owner(j0), g.rows_before(j0)
         Vb = np.empty((g.mloc - r, jb), dtype=a.dtype)
         if g.mycol == pc:
@@ -182,7 +226,7 @@ def apply_p(bd: Bidiagonal, Z: np.ndarray, g2: ProcessGrid) -> None:
     columns) of an n x k matrix: the right reflectors (rows of the factored part) are
     sent along grid columns and transposed onto ``g2``'s rows."""
     g, a = bd.grid, bd.local
-    for p, (j0, jb) in reversed(list(enumerate(_panels(g.n, g.nb)))):
+    for p, (j0, jb) in reversed(list(enumerate(_panels(g.n, bd.width)))):
         if j0 + 1 >= g.n:
             continue
         pr, c = g.row_owner(j0), g.cols_before(j0 + 1)
