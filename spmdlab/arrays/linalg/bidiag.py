@@ -71,24 +71,27 @@ def panel_width(nb: int, keep: bool) -> int:
 
 class _Axis:
     """One lab's indices along the rows (or columns) of a panel that starts at global
-    index ``j0``: ``before[k]``, the local index where global ``j0 + k..`` starts
-    (k = 0 .. span), and ``sel(k)``, the panel coordinates (global - j0) of those local
-    entries, as a slice where they are consecutive (a 1 x p grid's rows), else an index
-    array (a view of one array per panel: no index arithmetic per column)."""
+    index ``j0``, for k = 0 .. span: ``before[k]``, the local index where global
+    ``j0 + k..`` starts (the local index of ``j0 + k`` if it is mine), and ``sel[k]``,
+    the panel coordinates (global - j0) of those local entries: a slice where they are
+    consecutive (a 1 x p grid's rows), else a view of one index array per panel (no
+    index arithmetic per column)."""
 
     def __init__(self, glob: np.ndarray, j0: int, span: int) -> None:
-        self.before = np.searchsorted(glob, np.arange(j0, j0 + span + 1)).tolist()
-        self.base = self.before[0]
-        self.pos = glob[self.base:] - j0
-        size = self.pos.size
-        self.slices = size == 0 or int(self.pos[-1] - self.pos[0]) == size - 1
+        before = np.searchsorted(glob, np.arange(j0, j0 + span + 1))
+        pos = glob[before[0]:] - j0
+        size = pos.size
+        offs = (before - before[0]).tolist()
+        if size == 0 or int(pos[-1] - pos[0]) == size - 1:
+            p0 = int(pos[0]) if size else 0
+            self.sel: List[Any] = [slice(p0 + o, p0 + size) for o in offs]
+        else:
+            self.sel = [pos[o:] for o in offs]
+        self.before: List[int] = before.tolist()
 
-    def sel(self, k: int) -> Any:
-        off = self.before[k] - self.base
-        if self.slices:
-            p0 = int(self.pos[0]) + off if self.pos.size else 0
-            return slice(p0, p0 + self.pos.size - off)
-        return self.pos[off:]
+    def mine(self, k: int) -> bool:
+        """Is global ``j0 + k`` one of my indices (k < span)?"""
+        return self.before[k + 1] > self.before[k]
 
 
 def _first(a: np.ndarray, g: ProcessGrid, gr: np.ndarray, gc: np.ndarray, dt: Any,
@@ -139,18 +142,18 @@ def gebrd(a: np.ndarray, g: ProcessGrid, what: str, keep: bool = True) -> Bidiag
             UX[i + 1:, 2 * i] = tail
             if j == n - 1:
                 break
-            # y = tau (A0^H u - Y U^H u - V X^H u) on columns j+1.., with A0's column and row j+1
+            # y = tau (A0^H u - Y U^H u - V X^H u) on columns j+1..
             buf = np.zeros(2 * nt + mt, dt)
             r, c = R.before[i], C.before[i + 1]
             if r < a.shape[0] and c < a.shape[1]:
-                buf[:nt][C.sel(i + 1)] = cj(cj(UX[R.sel(i), 2 * i]) @ a[r:, c:])
+                buf[:nt][C.sel[i + 1]] = cj(cj(UX[R.sel[i], 2 * i]) @ a[r:, c:])
             u = UX[i:, 2 * i]
             sh = _share(i + 1, nt, me, p)  # my part of the panel's correction of y
             buf[sh] -= YV[sh, :2 * i] @ cj(cj(u) @ UX[i:, :2 * i])
-            if g.col_owner(j + 1) == g.mycol:
-                buf[nt:nt + mt][R.sel(i + 1)] = a[R.before[i + 1]:, g.local_col(j + 1)[1]]
-            if j + 1 < m and g.row_owner(j + 1) == g.myrow:
-                buf[nt + mt:][C.sel(i + 2)] = a[g.local_row(j + 1)[1], C.before[i + 2]:]
+            if C.mine(i + 1):  # A0's column j + 1 and row j + 1
+                buf[nt:nt + mt][R.sel[i + 1]] = a[R.before[i + 1]:, C.before[i + 1]]
+            if R.mine(i + 1):
+                buf[nt + mt:][C.sel[i + 2]] = a[R.before[i + 1], C.before[i + 2]:]
             if p > 1:
                 buf = combine_sum(buf, what)
             np.multiply(buf[i + 1:nt], tau, out=YV[i + 1:, 2 * i])
@@ -165,7 +168,7 @@ def gebrd(a: np.ndarray, g: ProcessGrid, what: str, keep: bool = True) -> Bidiag
             xb = np.zeros(mt, dt)
             r, c = R.before[i + 1], C.before[i + 1]
             if r < a.shape[0] and c < a.shape[1]:
-                xb[R.sel(i + 1)] = a[r:, c:] @ YV[C.sel(i + 1), 2 * i + 1]
+                xb[R.sel[i + 1]] = a[r:, c:] @ YV[C.sel[i + 1], 2 * i + 1]
             sh = _share(i + 1, mt, me, p)
             xb[sh] -= UX[sh, :2 * i + 1] @ cj(cj(YV[i + 1:, 2 * i + 1]) @ YV[i + 1:, :2 * i + 1])
             if p > 1:
@@ -178,7 +181,7 @@ def gebrd(a: np.ndarray, g: ProcessGrid, what: str, keep: bool = True) -> Bidiag
             row = cj(cj(row) - YV[jb + 1:] @ cj(UX[jb]))
             r2, c2 = R.before[jb], C.before[jb]
             if r2 < a.shape[0] and c2 < a.shape[1]:
-                gemm(-1.0, UX[R.sel(jb)], YV[C.sel(jb)].conj().T, 1.0, a[r2:, c2:])
+                gemm(-1.0, UX[R.sel[jb]], YV[C.sel[jb]].conj().T, 1.0, a[r2:, c2:])
         if keep:
             _store(a, g, gr, gc, j0, jb, UX[:, 0::2], YV[:, 1::2], Tq, Tp, tq, tp)
     return Bidiagonal(g, a, d, e, Tq, Tp, what, pw)
