@@ -5,15 +5,31 @@ applying its Q and P (ScaLAPACK PDGEBRD/PDLABRD, PDORMBR).
 below the diagonal) and ``P = G_0 G_1 ...`` (from the right, ``v`` stored right of the
 superdiagonal), blocked as LAPACK's xGEBRD (Dongarra, Sorensen, Hammarling, "Block
 reduction of matrices to condensed forms for eigenvalue computations", J. Comput.
-Appl. Math. 27, 1989), distributed as PDGEBRD (Choi et al., ScaLAPACK 1996): per panel
-of ``nb`` columns, PDLABRD builds ``U, Y, X, V`` with the current matrix
-``A0 - U Y^H - X V^H``, column by column; its two distributed steps per column are
-``A0^H u`` and ``A0 v`` (each lab's local GEMV, partial vectors summed over the labs in
-lab order together with the next column and row of ``A0``: two all-gathers of O(n)
-numbers). The panel's ``U, Y, X, V`` are replicated (O(n nb) workspace), so the
-trailing update ``A0 -= U Y^H + X V^H`` is two local GEMMs per lab. As in
-``tridiag.py``, ScaLAPACK keeps these along grid rows/columns; for spmdlab's small
-grids replicating them moves the same words.
+Appl. Math. 27, 1989), distributed as PDGEBRD (Choi et al., ScaLAPACK 1996): per panel,
+PDLABRD builds ``U, Y, X, V`` with the current matrix ``A0 - U Y^H - X V^H``, column
+by column; its two distributed steps per column are ``A0^H u`` and ``A0 v`` (each lab's
+local GEMV, partial vectors summed over the labs in lab order: two all-gathers of O(n)
+numbers per column). The panel's vectors are replicated (O(n nb) workspace), so the
+trailing update is a local GEMM per lab. As in ``tridiag.py``, ScaLAPACK keeps these
+along grid rows/columns; for spmdlab's small grids replicating them moves the same
+words.
+
+What differs from a literal PDLABRD, for speed in Python (same arithmetic, the sums
+associated differently):
+
+- the panel's vectors are kept interleaved, ``UX = [u_0 x_0 u_1 x_1 ...]`` (rows j0..)
+  and ``YV = [y_0 v_0 y_1 v_1 ...]`` (columns j0..), so the current matrix is
+  ``A0 - UX YV^H``: each of PDLABRD's pairs of panel GEMVs is one, and the trailing
+  update one GEMM of inner dimension twice the panel width;
+- each of the two sums per column carries a second vector, the row j (with ``A0^H u``)
+  and the column j+1 (with ``A0 v``) of the current matrix: their owners' pieces of
+  ``A0`` less every lab's share of the panel's corrections (all linear in the sums),
+  so the replicated panel work per column is the two small GEMVs ``UX^H u``, ``YV^H v``
+  and a share of the rest;
+- panels are PANEL columns wide inside the distribution blocks (LAPACK's xGEBRD takes
+  its own panel width, ILAENV's 32, whatever the data layout): the replicated panel work
+  grows with the width, the trailing GEMM wants it wide; the reflectors and their
+  ``T`` are still kept per distribution block, for :func:`apply_q`/:func:`apply_p`.
 
 The bidiagonal's singular values come from LAPACK ``xLASQ1`` (dqds, Fernando and
 Parlett 1994: high relative accuracy), reached through scipy's ``cython_lapack``.
@@ -27,21 +43,27 @@ import numpy as np
 from scipy.linalg import get_lapack_funcs
 
 from ..blas import gemm
+from ..collectives import allgather
 from .grid import ProcessGrid
 from .householder import larft, unit_lower
 from .qrbase import combine_sum, real_dtype
 
 __all__ = ["Bidiagonal", "gebrd", "apply_q", "apply_p", "lasq1", "bdsdc", "lapack_routine", "real_of"]
 
+# Columns per PDLABRD panel, measured (bench_eig.py, N = 2048, 2 labs, 1 x 2 grid, nb 64):
+# 16 beat 8, 12, 24 and 32 (the trailing GEMM of inner dimension 32 is as fast as with
+# 64, the replicated per-column panel GEMVs are half as long as with 32).
+PANEL = 16
+
 
 class Bidiagonal:
     """The reduction on one lab: ``d, e`` (real, replicated), the factored local part
-    and the ``T`` of every panel's left and right reflectors."""
+    and the ``T`` of every block's left and right reflectors."""
 
     def __init__(self, grid: ProcessGrid, local: np.ndarray, d: np.ndarray, e: np.ndarray,
-                 Tq: List[np.ndarray], Tp: List[np.ndarray], what: str, width: int) -> None:
+                 Tq: List[np.ndarray], Tp: List[np.ndarray], what: str) -> None:
         self.grid, self.local, self.d, self.e = grid, local, d, e
-        self.Tq, self.Tp, self.what, self.width = Tq, Tp, what, width
+        self.Tq, self.Tp, self.what = Tq, Tp, what
 
 
 def _same(x: Any) -> Any:
@@ -55,18 +77,16 @@ def _share(lo: int, hi: int, k: int, p: int) -> slice:
     return slice(lo + k * size // p, lo + (k + 1) * size // p)
 
 
-PANEL = 32
-
-
-def panel_width(nb: int, keep: bool) -> int:
-    """Columns per PDLABRD panel: ``nb`` up to PANEL; else PANEL (values only) or the
-    largest divisor of ``nb`` from PANEL/2 to PANEL, so that a panel lies in one block
-    row and column where its reflectors are kept."""
-    if nb <= PANEL:
-        return nb
-    if not keep:
-        return PANEL
-    return next((w for w in range(PANEL, PANEL // 2 - 1, -1) if nb % w == 0), nb)
+def _sum(buf: np.ndarray, p: int, what: str) -> np.ndarray:
+    """The labs' zero-padded contributions summed, in lab order (bitwise the same on
+    every lab: ``qrbase.combine_sum`` without its copy)."""
+    if p == 1:
+        return buf
+    parts = allgather(buf, what)
+    out = parts[0]
+    for k in range(1, p):
+        out += parts[k]
+    return out
 
 
 class _Axis:
@@ -94,97 +114,102 @@ class _Axis:
         return self.before[k + 1] > self.before[k]
 
 
-def _first(a: np.ndarray, g: ProcessGrid, gr: np.ndarray, gc: np.ndarray, dt: Any,
-           what: str) -> Tuple[np.ndarray, np.ndarray]:
-    """A0[0:, 0] and A0[0, 1:], summed over the labs (zero-padded)."""
-    m, n = g.m, g.n
-    buf = np.zeros(m + n, dtype=dt)
-    if m and n and g.col_owner(0) == g.mycol:
-        buf[gr] = a[:, 0]
-    if m and n and g.row_owner(0) == g.myrow:
-        buf[m + gc] = a[0]
-    if g.numlabs > 1:
-        buf = combine_sum(buf, what)
-    return buf[:m], buf[m + 1:]
+class _Reduction:
+    """The state of one lab's reduction: the local part, the grid's global indices,
+    ``d, e``, and the current column (rows j.., summed over the labs)."""
 
+    def __init__(self, a: np.ndarray, g: ProcessGrid, what: str) -> None:
+        self.a, self.g, self.what = a, g, what
+        self.m, self.n, self.dt = g.m, g.n, a.dtype
+        self.d = np.zeros(self.n, dtype=real_dtype(self.dt))
+        self.e = np.zeros(max(self.n - 1, 0), dtype=real_dtype(self.dt))
+        self.larfg = get_lapack_funcs("larfg", dtype=self.dt)
+        self.cj = np.conj if self.dt.kind == "c" else _same
+        self.gr, self.gc = g.global_rows(), g.global_cols()
+        self.me, self.p = g.lab - 1, g.numlabs
+        buf = np.zeros(self.m, dtype=self.dt)  # A0[0:, 0]
+        if self.m and self.n and g.col_owner(0) == g.mycol:
+            buf[self.gr] = a[:, 0]
+        self.col = _sum(buf, self.p, what)
 
-def gebrd(a: np.ndarray, g: ProcessGrid, what: str, keep: bool = True) -> Bidiagonal:
-    """Reduce the m x n (m >= n) matrix with local part ``a`` (in place) to upper
-    bidiagonal form; collective over the block's labs.
-
-    Per panel the left and right vectors are kept interleaved, ``UX = [u_0 x_0 u_1 x_1
-    ...]`` (rows j0..) and ``YV = [y_0 v_0 y_1 v_1 ...]`` (columns j0..), so that
-    ``U Y^H + X V^H = UX YV^H``: each of PDLABRD's pairs of panel GEMVs is one GEMV,
-    and the trailing update is one GEMM of inner dimension 2 nb."""
-    m, n, dt = g.m, g.n, a.dtype
-    d = np.zeros(n, dtype=real_dtype(dt))
-    e = np.zeros(max(n - 1, 0), dtype=real_dtype(dt))
-    Tq: List[np.ndarray] = []
-    Tp: List[np.ndarray] = []
-    larfg = get_lapack_funcs("larfg", dtype=dt)
-    cj = np.conj if dt.kind == "c" else _same
-    gr, gc = g.global_rows(), g.global_cols()
-    me, p = g.lab - 1, g.numlabs
-    pw = panel_width(g.nb, keep)
-    col, row = _first(a, g, gr, gc, dt, what)
-    for j0, jb in _panels(n, pw):
+    def panel(self, j0: int, jb: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """PDLABRD on columns j0 .. j0+jb-1, then the trailing update; ``(UX, YV, tq, tp)``."""
+        a, m, n, dt, cj, larfg, what = self.a, self.m, self.n, self.dt, self.cj, self.larfg, self.what
+        me, p, d, e = self.me, self.p, self.d, self.e
         mt, nt = m - j0, n - j0
-        R, C = _Axis(gr, j0, jb + 2), _Axis(gc, j0, jb + 2)
+        R, C = _Axis(self.gr, j0, jb + 1), _Axis(self.gc, j0, jb + 1)
         UX = np.zeros((mt, 2 * jb), dt, order="F")
         YV = np.zeros((nt, 2 * jb), dt, order="F")
         tq, tp = np.zeros(jb, dt), np.zeros(jb, dt)
+        col = self.col
         for i in range(jb):
             j = j0 + i
-            x = col - UX[i:, :2 * i] @ cj(YV[i, :2 * i])
-            beta, tail, tau = larfg(m - j, x[0], x[1:], overwrite_x=1)
+            beta, tail, tau = larfg(m - j, col[0], col[1:], overwrite_x=1)
             d[j], tq[i] = beta.real, tau
             UX[i, 2 * i] = 1
             UX[i + 1:, 2 * i] = tail
             if j == n - 1:
                 break
-            # y = tau (A0^H u - Y U^H u - V X^H u) on columns j+1..
-            buf = np.zeros(2 * nt + mt, dt)
+            # y = tau (A0^H u - YV UX^H u) and the row j of A0 - UX YV^H (conjugated), columns j+1..
+            buf = np.zeros((2, nt), dt)
+            ys, rs = buf
             r, c = R.before[i], C.before[i + 1]
             if r < a.shape[0] and c < a.shape[1]:
-                buf[:nt][C.sel[i + 1]] = cj(cj(UX[R.sel[i], 2 * i]) @ a[r:, c:])
-            u = UX[i:, 2 * i]
-            sh = _share(i + 1, nt, me, p)  # my part of the panel's correction of y
-            buf[sh] -= YV[sh, :2 * i] @ cj(cj(u) @ UX[i:, :2 * i])
-            if C.mine(i + 1):  # A0's column j + 1 and row j + 1
-                buf[nt:nt + mt][R.sel[i + 1]] = a[R.before[i + 1]:, C.before[i + 1]]
-            if R.mine(i + 1):
-                buf[nt + mt:][C.sel[i + 2]] = a[R.before[i + 1], C.before[i + 2]:]
-            if p > 1:
-                buf = combine_sum(buf, what)
-            np.multiply(buf[i + 1:nt], tau, out=YV[i + 1:, 2 * i])
-            # the row j right of the diagonal, after this step's left reflector
-            rc = cj(row) - YV[i + 1:, :2 * i + 1] @ cj(UX[i, :2 * i + 1])
-            col, row = buf[nt + i + 1:nt + mt], buf[nt + mt + i + 2:]
+                ys[C.sel[i + 1]] = cj(cj(UX[R.sel[i], 2 * i]) @ a[r:, c:])
+                if R.mine(i):
+                    rs[C.sel[i + 1]] = cj(a[r, c:])
+            if i:
+                sh = _share(i + 1, nt, me, p)  # my part of the panel's corrections
+                w = np.stack((cj(cj(UX[i:, 2 * i]) @ UX[i:, :2 * i]), cj(UX[i, :2 * i])))
+                buf[:, sh] -= w @ YV[sh, :2 * i].T
+            rs -= tau * ys
+            ys, rc = _sum(buf, p, what)[:, i + 1:]
+            np.multiply(ys, tau, out=YV[i + 1:, 2 * i])
             beta, tail, tau = larfg(n - j - 1, rc[0], rc[1:], overwrite_x=1)
             e[j], tp[i] = beta.real, tau
             YV[i + 1, 2 * i + 1] = 1
             YV[i + 2:, 2 * i + 1] = tail
-            # x = tau (A0 v - U Y^H v - X V^H v) on rows j+1..
-            xb = np.zeros(mt, dt)
+            # x = tau (A0 v - UX YV^H v) and the column j+1 of A0 - UX YV^H, rows j+1..
+            buf = np.zeros((2, mt), dt)
+            xs, cs = buf
             r, c = R.before[i + 1], C.before[i + 1]
             if r < a.shape[0] and c < a.shape[1]:
-                xb[R.sel[i + 1]] = a[r:, c:] @ YV[C.sel[i + 1], 2 * i + 1]
+                xs[R.sel[i + 1]] = a[r:, c:] @ YV[C.sel[i + 1], 2 * i + 1]
+                if C.mine(i + 1):
+                    cs[R.sel[i + 1]] = a[r:, c]
             sh = _share(i + 1, mt, me, p)
-            xb[sh] -= UX[sh, :2 * i + 1] @ cj(cj(YV[i + 1:, 2 * i + 1]) @ YV[i + 1:, :2 * i + 1])
-            if p > 1:
-                xb = combine_sum(xb, what)
-            np.multiply(xb[i + 1:], tau, out=UX[i + 1:, 2 * i + 1])
-        # corrections of the next column and row by this panel; trailing update
-        k = j0 + jb
-        if k < n:
-            col = col - UX[jb:] @ cj(YV[jb])
-            row = cj(cj(row) - YV[jb + 1:] @ cj(UX[jb]))
-            r2, c2 = R.before[jb], C.before[jb]
-            if r2 < a.shape[0] and c2 < a.shape[1]:
-                gemm(-1.0, UX[R.sel[jb]], YV[C.sel[jb]].conj().T, 1.0, a[r2:, c2:])
+            w = np.stack((cj(cj(YV[i + 1:, 2 * i + 1]) @ YV[i + 1:, :2 * i + 1]), cj(YV[i + 1, :2 * i + 1])))
+            buf[:, sh] -= w @ UX[sh, :2 * i + 1].T
+            cs -= tau * xs
+            xs, col = _sum(buf, p, what)[:, i + 1:]
+            np.multiply(xs, tau, out=UX[i + 1:, 2 * i + 1])
+        self.col = col  # the next panel's first column arrived updated by this panel
+        r2, c2 = R.before[jb], C.before[jb]
+        if j0 + jb < n and r2 < a.shape[0] and c2 < a.shape[1]:
+            gemm(-1.0, UX[R.sel[jb]], YV[C.sel[jb]].conj().T, 1.0, a[r2:, c2:])
+        return UX, YV, tq, tp
+
+
+def gebrd(a: np.ndarray, g: ProcessGrid, what: str, keep: bool = True) -> Bidiagonal:
+    """Reduce the m x n (m >= n) matrix with local part ``a`` (in place) to upper
+    bidiagonal form; collective over the block's labs. ``keep``: keep the reflectors
+    (in ``a``) and their ``T`` per distribution block, for :func:`apply_q`/:func:`apply_p`."""
+    red = _Reduction(a, g, what)
+    m, n, dt = g.m, g.n, a.dtype
+    Tq: List[np.ndarray] = []
+    Tp: List[np.ndarray] = []
+    for b0, bb in _panels(n, g.nb):
         if keep:
-            _store(a, g, gr, gc, j0, jb, UX[:, 0::2], YV[:, 1::2], Tq, Tp, tq, tp)
-    return Bidiagonal(g, a, d, e, Tq, Tp, what, pw)
+            U, V = np.zeros((m - b0, bb), dt), np.zeros((n - b0, bb), dt)
+            tq, tp = np.zeros(bb, dt), np.zeros(bb, dt)
+        for j0, jb in _panels(bb, PANEL):
+            UX, YV, tqp, tpp = red.panel(b0 + j0, jb)
+            if keep:
+                U[j0:, j0:j0 + jb], V[j0:, j0:j0 + jb] = UX[:, 0::2], YV[:, 1::2]
+                tq[j0:j0 + jb], tp[j0:j0 + jb] = tqp, tpp
+        if keep:
+            _store(a, g, red.gr, red.gc, b0, bb, U, V, Tq, Tp, tq, tp)
+    return Bidiagonal(g, a, red.d, red.e, Tq, Tp, what)
 
 
 def _store(a, g, gr, gc, j0, jb, U, V, Tq, Tp, tq, tp) -> None:
@@ -210,7 +235,7 @@ def _panels(n: int, nb: int) -> List[Tuple[int, int]]:
 def apply_q(bd: Bidiagonal, Z: np.ndarray) -> None:
     """``Z <- Q Z`` in place (``Z`` local part of an m x k matrix laid out like A's rows)."""
     g, a = bd.grid, bd.local
-    for p, (j0, jb) in reversed(list(enumerate(_panels(g.n, bd.width)))):
+    for p, (j0, jb) in reversed(list(enumerate(_panels(g.n, g.nb)))):
         pc, r = g.col_owner(j0), g.rows_before(j0)
         Vb = np.empty((g.mloc - r, jb), dtype=a.dtype)
         if g.mycol == pc:
@@ -229,7 +254,7 @@ def apply_p(bd: Bidiagonal, Z: np.ndarray, g2: ProcessGrid) -> None:
     columns) of an n x k matrix: the right reflectors (rows of the factored part) are
     sent along grid columns and transposed onto ``g2``'s rows."""
     g, a = bd.grid, bd.local
-    for p, (j0, jb) in reversed(list(enumerate(_panels(g.n, bd.width)))):
+    for p, (j0, jb) in reversed(list(enumerate(_panels(g.n, g.nb)))):
         if j0 + 1 >= g.n:
             continue
         pr, c = g.row_owner(j0), g.cols_before(j0 + 1)
