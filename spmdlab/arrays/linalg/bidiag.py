@@ -50,9 +50,12 @@ from .qrbase import combine_sum, real_dtype
 
 __all__ = ["Bidiagonal", "gebrd", "apply_q", "apply_p", "lasq1", "bdsdc", "lapack_routine", "real_of"]
 
-# Columns per PDLABRD panel, measured (bench_eig.py, N = 2048, 2 labs, 1 x 2 grid, nb 64):
-# 16 beat 8, 12, 24 and 32 (the trailing GEMM of inner dimension 32 is as fast as with
-# 64, the replicated per-column panel GEMVs are half as long as with 32).
+# Columns per PDLABRD panel, measured (benchmarks/profile_gebrd.py's method: gebrd alone,
+# N = 2048, 2 labs on a 1 x 2 grid, nb 64, fastest of 4 runs in turns, 2026-11-28, load
+# 2.2-2.6): 16 -> 1.65 s, 32 -> 1.78 s, 64 -> 2.06 s; one lab's own work without the sums,
+# at load 2-4: 8 -> 1.53 s, 12 -> 1.79 s, 16 -> 1.41-1.46 s, 24 -> 1.43-1.45 s, 32 ->
+# 1.48-1.49 s. The replicated per-column panel GEMVs grow with the width; the trailing
+# GEMM (inner dimension twice the width) is as fast at 32 as at 64 and slows below.
 PANEL = 16
 
 
