@@ -92,6 +92,26 @@ def _mirror(D: codistributed, uplo: str, what: str) -> Tuple[np.ndarray, Process
     return a, g
 
 
+def _lower(D: codistributed, uplo: str, what: str) -> Tuple[np.ndarray, ProcessGrid, bool]:
+    """A Fortran-order copy of D's part whose lower triangle holds the Hermitian matrix
+    read from D's ``uplo`` triangle (``'U'``: brought over by one distributed
+    transpose), with a real diagonal; the grid; whether that triangle is finite (the
+    same answer on every lab). The strictly upper triangle is stale: never read."""
+    c = grid_codist(D)
+    g = ProcessGrid(c).connect(what)
+    a = np.array(getLocalPart(D), order="F", copy=True)
+    gr, gc = g.global_rows(), g.global_cols()
+    lower = gr[:, None] >= gc[None, :]
+    if uplo == "U":
+        ah = getLocalPart(redistribute(D.T.conj() if np.iscomplexobj(a) else D.T, c))
+        a[lower] = ah[lower]
+        del ah
+    if np.iscomplexobj(a):
+        i, j = np.nonzero(gr[:, None] == gc[None, :])
+        a[i, j] = a[i, j].real
+    return a, g, all_finite(a[lower], g, what)
+
+
 def is_hermitian(D: codistributed, what: str) -> bool:
     """MATLAB's test before a Hermitian solver: ``A == A'`` exactly (every lab)."""
     c = grid_codist(D)
@@ -167,11 +187,14 @@ def hermitian_eig(A: Any, uplo: str, vectors: bool, what: str) -> Any:
     if uplo not in ("L", "U"):
         raise ValueError("UPLO argument must be 'L' or 'U'")
     D = square_2dbc(A, what)
-    a, g = _mirror(D, uplo, what)
-    if not all_finite(a, g, what):
-        raise np.linalg.LinAlgError("Eigenvalues did not converge")
     if not vectors:
+        a, g = _mirror(D, uplo, what)
+        if not all_finite(a, g, what):
+            raise np.linalg.LinAlgError("Eigenvalues did not converge")
         return band_eigvalsh(a, g, what)
+    a, g, finite = _lower(D, uplo, what)
+    if not finite:
+        raise np.linalg.LinAlgError("Eigenvalues did not converge")
     return _vectors(sytrd(a, g, what), D, what)
 
 

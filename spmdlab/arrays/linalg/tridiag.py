@@ -12,18 +12,21 @@ For each panel of ``nb`` columns (one block column of the grid):
    by the panel's earlier reflectors, ``a -= V W^H e + W V^H e``), LAPACK ``xLARFG``
    for the reflector, then ``w = tau (A v - W V^H v - V W^H v)`` and
    ``w += -tau/2 (w^H v) v``. ``A v`` is the one distributed step: every lab multiplies
-   its local part of the trailing matrix by its columns' entries of ``v`` (a local
-   GEMV) and the partial vectors, together with the next column's entries, are summed
-   over the labs in lab order (one all-gather of ``2 (n - j)`` numbers per column;
-   every lab then holds the same V, W, tau bitwise). ScaLAPACK keeps V and W
-   distributed along the grid rows and columns; here the panel's V and W (``n x nb``
-   each, O(n nb) workspace) are replicated, which costs the same words moved for the
-   small grids spmdlab runs on and lets every vector step run redundantly.
-2. PDSYR2K: the trailing matrix ``A -= V W^H + W V^H`` by two local GEMMs on each
-   lab's part (rows and columns from the replicated V and W, no communication).
+   the lower triangle of its local part of the trailing matrix by ``v`` as PDSYMV
+   does (a block below the diagonal serves both its rows and, transposed, its
+   columns; a diagonal block by xSYMV), and the partial vectors, together with the next
+   column's entries, are summed over the labs in lab order (one all-gather of
+   ``2 (n - j)`` numbers per column; every lab then holds the same V, W, tau bitwise).
+   ScaLAPACK keeps V and W distributed along the grid rows and columns; here the
+   panel's V and W (``n x nb`` each, O(n nb) workspace) are replicated, which costs
+   the same words moved for the small grids spmdlab runs on and lets every vector
+   step run redundantly.
+2. PDSYR2K: the trailing matrix ``A -= V W^H + W V^H``, one GEMM of rank 2 nb per
+   local block column from its diagonal block down.
 
-Both triangles are kept (the update is a full rank-2nb GEMM), so the trailing GEMV
-reads a plain local block. The reflectors are stored, as LAPACK does, below the
+Only the lower triangle is read or updated; the local part is kept in Fortran order,
+where the tall, ``nb``-wide blocks of the product stream by columns.
+The reflectors are stored, as LAPACK does, below the
 subdiagonal of the panel columns of the factored local part; ``T`` per panel (xLARFT)
 is replicated. :func:`apply_q` multiplies ``Q = H_1 ... H_{n-1}`` into a matrix laid
 out like A (PDORMTR: per panel, V broadcast along grid rows, ``V^H Z`` summed down
@@ -57,25 +60,89 @@ def _sum(x: np.ndarray, g: ProcessGrid, what: str) -> np.ndarray:
     return x if g.numlabs == 1 else combine_sum(x, what)
 
 
+class _Blocks:
+    """My local block columns, once: ``(lc0, lc1, g0, rd, rs)`` each (its local
+    columns, first global column, and the local rows where its diagonal block and the
+    rows below that block start), with views of ``a`` from the diagonal block down and
+    from below it."""
+
+    def __init__(self, a: np.ndarray, g: ProcessGrid, gc: np.ndarray) -> None:
+        self.items = []
+        self.views = []
+        for lc0 in range(0, gc.size, g.nb):
+            lc1 = min(lc0 + g.nb, gc.size)
+            g0 = int(gc[lc0])
+            rd, rs = g.rows_before(g0), g.rows_before(g0 + lc1 - lc0)
+            self.items.append((lc0, lc1, g0, rd, rs))
+            self.views.append((a[rd:, lc0:lc1], a[rs:, lc0:lc1]))
+            if rs > rd:  # the diagonal block, both triangles from the lower (kept so by the updates)
+                Dg = a[rd:rs, lc0:lc1]
+                Dg[...] = np.tril(Dg) + np.tril(Dg, -1).conj().T
+
+
+def _lower_matvec(a: np.ndarray, g: ProcessGrid, j: int, v: np.ndarray, gr: np.ndarray,
+                  gc: np.ndarray, blocks: _Blocks, out: np.ndarray) -> None:
+    """``out[i - j] = (A[j:, j:] @ v)[i - j]`` for my rows and columns ``i`` (this lab's
+    partial sums), reading each element of the lower triangle of my part once:
+    PDSYMV's split, where a block ``B`` below the diagonal adds ``B v_cols`` to its rows
+    and ``B^H v_rows`` to its columns, and a diagonal block (kept with both triangles)
+    its own product; half the words of a product with both triangles (the product is
+    bound by memory, which the labs share)."""
+    r1, c1 = g.rows_before(j), g.cols_before(j)
+    mloc, nloc = a.shape
+    if r1 >= mloc or c1 >= nloc:
+        return
+    vr = v[gr[r1:] - j].conj()
+    yr = np.zeros(mloc - r1, dtype=a.dtype)
+    yc = np.zeros(nloc - c1, dtype=a.dtype)
+    first = c1 // g.nb
+    for (lc0, lc1, g0, rd, rs), (M, B) in zip(blocks.items[first:], blocks.views[first:]):
+        if lc0 < c1:  # the block holding column j: from j on
+            lc0, g0, rd = c1, j, r1
+            M, B = a[rd:, lc0:lc1], a[rs:, lc0:lc1]
+        vc = v[g0 - j:g0 - j + lc1 - lc0]
+        yr[rd - r1:] += M @ vc
+        if rs < mloc:
+            yc[lc0 - c1:lc1 - c1] = vr[rs - r1:] @ B
+    out[gr[r1:] - j] = yr
+    out[gc[c1:] - j] += yc.conj()
+
+
 def _matvec_and_column(a: np.ndarray, g: ProcessGrid, j: int, v: np.ndarray | None,
-                       gr: np.ndarray, gc: np.ndarray, what: str) -> Tuple[np.ndarray, np.ndarray]:
+                       gr: np.ndarray, gc: np.ndarray, blocks: _Blocks,
+                       what: str) -> Tuple[np.ndarray, np.ndarray]:
     """``A[j:, j:] @ v`` (``v`` None: skipped) and the column ``A[j:, j]`` of the
-    distributed matrix, on every lab."""
+    distributed matrix, on every lab; only the lower triangle is read."""
     t = g.n - j
     buf = np.zeros((2, t), dtype=a.dtype)
-    r1, c1 = g.rows_before(j), g.cols_before(j)
+    r1 = g.rows_before(j)
     rows = gr[r1:] - j
-    if v is not None and rows.size and c1 < a.shape[1]:
-        buf[0, rows] = a[r1:, c1:] @ v[gc[c1:] - j]
+    if v is not None:
+        _lower_matvec(a, g, j, v, gr, gc, blocks, buf[0])
     if t and g.col_owner(j) == g.mycol and rows.size:
         buf[1, rows] = a[r1:, g.local_col(j)[1]]
     buf = _sum(buf, g, what)
     return buf[0], buf[1]
 
 
+def _trailing_lower(a: np.ndarray, g: ProcessGrid, k: int, j0: int, F: np.ndarray,
+                    G: np.ndarray, gr: np.ndarray, blocks: _Blocks) -> None:
+    """PDSYR2K on the lower triangle: ``A[k:, k:] -= F G^H`` on each of my block columns
+    from its diagonal block down (the strictly upper blocks are never read)."""
+    c1 = g.cols_before(k)
+    for lc0, lc1, g0, rd, _ in blocks.items:
+        if lc1 <= c1:
+            continue
+        if lc0 < c1:
+            lc0, g0, rd = c1, k, g.rows_before(k)
+        if rd < a.shape[0]:
+            gemm(-1.0, F[gr[rd:] - j0], G[g0 - j0:g0 - j0 + lc1 - lc0].conj().T, 1.0, a[rd:, lc0:lc1])
+
+
 def sytrd(a: np.ndarray, g: ProcessGrid, what: str, keep_q: bool = True) -> Tridiagonal:
-    """Reduce the Hermitian matrix whose local part (both triangles) is ``a`` (modified
-    in place) to tridiagonal form; collective over the block's labs."""
+    """Reduce the Hermitian matrix whose local part's lower triangle is ``a`` (modified
+    in place; Fortran order suits its narrow block products) to tridiagonal form;
+    collective over the block's labs."""
     n, nb, dt = g.n, g.nb, a.dtype
     d = np.zeros(n, dtype=real_dtype(dt))
     e = np.zeros(max(n - 1, 0), dtype=real_dtype(dt))
@@ -84,7 +151,8 @@ def sytrd(a: np.ndarray, g: ProcessGrid, what: str, keep_q: bool = True) -> Trid
         return Tridiagonal(g, a, d, e, Ts, what)
     larfg = get_lapack_funcs("larfg", dtype=dt)
     gr, gc = g.global_rows(), g.global_cols()
-    _, col = _matvec_and_column(a, g, 0, None, gr, gc, what)
+    blocks = _Blocks(a, g, gc)
+    _, col = _matvec_and_column(a, g, 0, None, gr, gc, blocks, what)
     for j0 in range(0, n - 1, nb):
         jb = min(nb, n - 1 - j0)
         t = n - j0
@@ -105,7 +173,7 @@ def sytrd(a: np.ndarray, g: ProcessGrid, what: str, keep_q: bool = True) -> Trid
             v = np.empty(n - j - 1, dtype=dt)
             v[0] = 1
             v[1:] = tail
-            y, col = _matvec_and_column(a, g, j + 1, v, gr, gc, what)
+            y, col = _matvec_and_column(a, g, j + 1, v, gr, gc, blocks, what)
             if i:
                 Fi = F[i + 1:, :2 * i]
                 y -= Fi @ (Fi.conj().T @ v).reshape(i, 2)[:, ::-1].reshape(2 * i)
@@ -118,9 +186,7 @@ def sytrd(a: np.ndarray, g: ProcessGrid, what: str, keep_q: bool = True) -> Trid
         # one GEMM of rank 2 jb: A -= [V W] [W V]^H
         G = VW[:, :, ::-1].reshape(t, 2 * jb)
         col -= F[jb:] @ G[jb].conj()
-        r2, c2 = g.rows_before(j0 + jb), g.cols_before(j0 + jb)
-        if r2 < a.shape[0] and c2 < a.shape[1]:
-            gemm(-1.0, F[gr[r2:] - j0], G[gc[c2:] - j0].conj().T, 1.0, a[r2:, c2:])
+        _trailing_lower(a, g, j0 + jb, j0, F, G, gr, blocks)
         if keep_q:
             Vp = V[1:]
             Ts.append(larft(Vp, taus))
