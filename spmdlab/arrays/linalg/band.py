@@ -36,16 +36,11 @@ from scipy.linalg import eigvals_banded, get_lapack_funcs
 from ..blas import gemm
 from .grid import ProcessGrid
 from .householder import larft, unit_lower
-from .qrbase import combine_sum
+from .qrbase import summed
 
-__all__ = ["BAND", "panels", "summed", "held", "reduce_to_band", "band_of", "band_eigvalsh"]
+__all__ = ["BAND", "panels", "held", "reduce_to_band", "band_of", "band_eigvalsh"]
 
 BAND = 32  # measured at n = 2048 on 2 labs: 16 slows the GEMMs, 64 the band solver
-
-
-def summed(x: np.ndarray, g: ProcessGrid, what: str) -> np.ndarray:
-    """The sum over the labs of ``x``, the same bitwise on every lab."""
-    return x if g.numlabs == 1 else combine_sum(x, what)
 
 
 def panels(n: int, b: int) -> Iterator[int]:

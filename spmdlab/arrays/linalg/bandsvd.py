@@ -31,10 +31,11 @@ import numpy as np
 from scipy.linalg import get_lapack_funcs
 
 from ..blas import gemm
-from .band import BAND, held, summed
+from .band import BAND, held
 from .bidiag import lapack_routine, lasq1
 from .grid import ProcessGrid
 from .householder import larft, unit_lower
+from .qrbase import summed
 
 __all__ = ["reduce_to_upper_band", "upper_band_of", "gbbrd", "band_svdvals"]
 

@@ -46,7 +46,7 @@ from ..blas import gemm
 from ..collectives import allgather
 from .grid import ProcessGrid
 from .householder import larft, unit_lower
-from .qrbase import combine_sum, real_dtype
+from .qrbase import real_dtype, summed
 
 __all__ = ["Bidiagonal", "gebrd", "apply_q", "apply_p", "lasq1", "bdsdc", "lapack_routine", "real_of"]
 
@@ -283,7 +283,7 @@ def _allgather_cols(Vrow: np.ndarray, g: ProcessGrid, k: int, what: str) -> np.n
     full = np.zeros((Vrow.shape[0], g.n - k), dtype=Vrow.dtype)
     if g.myrow == 0:
         full[:, pos] = Vrow
-    return combine_sum(full, what) if g.numlabs > 1 else full
+    return summed(full, g, what)
 
 
 _LAPACK: dict = {}

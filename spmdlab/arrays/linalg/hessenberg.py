@@ -26,14 +26,10 @@ from scipy.linalg import get_lapack_funcs
 
 from ..blas import gemm
 from .grid import ProcessGrid
-from .qrbase import combine_sum
+from .qrbase import summed
 from .tridiag import Tridiagonal
 
 __all__ = ["gehrd"]
-
-
-def _sum(buf: np.ndarray, g: ProcessGrid, what: str) -> np.ndarray:
-    return buf if g.numlabs == 1 else combine_sum(buf, what)
 
 
 def _matvec_and_column(a: np.ndarray, g: ProcessGrid, j: int, v: Optional[np.ndarray],
@@ -45,7 +41,7 @@ def _matvec_and_column(a: np.ndarray, g: ProcessGrid, j: int, v: Optional[np.nda
         buf[0, gr] = a[:, c:] @ v[gc[c:] - j]
     if j < g.n and g.col_owner(j) == g.mycol and a.shape[0]:
         buf[1, gr] = a[:, g.local_col(j)[1]]
-    buf = _sum(buf, g, what)
+    buf = summed(buf, g, what)
     return buf[0], buf[1]
 
 

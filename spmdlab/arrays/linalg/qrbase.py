@@ -50,6 +50,12 @@ def ctrans(D: Any) -> Any:
     return D.T.conj() if np.issubdtype(D.dtype, np.complexfloating) else D.T
 
 
+def summed(x: np.ndarray, g: Any, what: str) -> np.ndarray:
+    """:func:`combine_sum` over the labs of the process grid ``g``; ``x`` itself on a
+    grid of one lab (no copy)."""
+    return x if g.numlabs == 1 else combine_sum(x, what)
+
+
 def combine_sum(x: np.ndarray, what: str) -> np.ndarray:
     """Sum over the labs of ``x`` (same shape everywhere), added in lab order so every
     lab gets bitwise the same result (an allreduce may add in different orders)."""

@@ -42,7 +42,7 @@ from scipy.linalg import get_lapack_funcs
 from ..blas import gemm
 from .grid import ProcessGrid
 from .householder import larft
-from .qrbase import combine_sum, real_dtype
+from .qrbase import real_dtype, summed
 
 __all__ = ["Tridiagonal", "sytrd", "apply_q"]
 
@@ -54,10 +54,6 @@ class Tridiagonal:
     def __init__(self, grid: ProcessGrid, local: np.ndarray, d: np.ndarray, e: np.ndarray,
                  Ts: List[np.ndarray], what: str) -> None:
         self.grid, self.local, self.d, self.e, self.Ts, self.what = grid, local, d, e, Ts, what
-
-
-def _sum(x: np.ndarray, g: ProcessGrid, what: str) -> np.ndarray:
-    return x if g.numlabs == 1 else combine_sum(x, what)
 
 
 class _Blocks:
@@ -121,7 +117,7 @@ def _matvec_and_column(a: np.ndarray, g: ProcessGrid, j: int, v: np.ndarray | No
         _lower_matvec(a, g, j, v, gr, gc, blocks, buf[0])
     if t and g.col_owner(j) == g.mycol and rows.size:
         buf[1, rows] = a[r1:, g.local_col(j)[1]]
-    buf = _sum(buf, g, what)
+    buf = summed(buf, g, what)
     return buf[0], buf[1]
 
 
