@@ -38,7 +38,7 @@ from .grid import ProcessGrid
 from .householder import larft, unit_lower
 from .qrbase import summed
 
-__all__ = ["BAND", "panels", "held", "reduce_to_band", "band_of", "band_eigvalsh"]
+__all__ = ["BAND", "panels", "qr_factors", "panel_qr", "reduce_to_band", "band_of", "band_eigvalsh"]
 
 BAND = 32  # measured at n = 2048 on 2 labs: 16 slows the GEMMs, 64 the band solver
 
@@ -51,7 +51,7 @@ def panels(n: int, b: int) -> Iterator[int]:
     return iter(range(0, max(n - 1 - b, 0), max(b, 1)))
 
 
-def held(g: ProcessGrid, j: int, w: int) -> Tuple[np.ndarray, np.ndarray]:
+def _held(g: ProcessGrid, j: int, w: int) -> Tuple[np.ndarray, np.ndarray]:
     """Of the columns ``j..j+w-1``: which I hold (positions from ``j``) and where
     (local columns)."""
     cols = np.arange(j, j + w)
@@ -59,43 +59,51 @@ def held(g: ProcessGrid, j: int, w: int) -> Tuple[np.ndarray, np.ndarray]:
     return mine, g.local_col(cols[mine])[1]
 
 
-def _panel(a: np.ndarray, g: ProcessGrid, j: int, w: int, gr: np.ndarray,
-           what: str) -> np.ndarray:
-    """``A[j+w:, j:j+w]`` on every lab."""
-    k = j + w
-    P = np.zeros((g.n - k, w), dtype=a.dtype)
-    pos, loc = held(g, j, w)
-    r = g.rows_before(k)
-    if pos.size and r < a.shape[0]:
-        P[np.ix_(gr[r:] - k, pos)] = a[r:, loc]
-    return summed(P, g, what)
+def qr_factors(P: np.ndarray, what: str) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(V, T, R)`` of ``P = (I - V T V^H) [R; 0]`` (xGEQRF, xLARFT)."""
+    qr, tau, _, info = get_lapack_funcs("geqrf", dtype=P.dtype)(P)
+    if info:
+        raise np.linalg.LinAlgError(f"{what}: xGEQRF failed (info {info})")
+    k = tau.size
+    V = unit_lower(qr, np.arange(qr.shape[0]))[:, :k]
+    return V, larft(V, tau), np.triu(qr[:k])
+
+
+def panel_qr(a: np.ndarray, g: ProcessGrid, i: int, j: int, w: int,
+             what: str) -> Tuple[np.ndarray, np.ndarray]:
+    """``(V, T)`` of the QR factors of the panel ``A[i:, j:j+w]`` (summed onto every lab in
+    lab order and factored on each, so all agree bitwise); my part of the panel
+    becomes ``[R; 0]``."""
+    gr = g.global_rows()
+    pos, loc = _held(g, j, w)
+    r = g.rows_before(i)
+    mine = pos.size and r < a.shape[0]
+    P = np.zeros((g.m - i, w), dtype=a.dtype)
+    if mine:
+        P[np.ix_(gr[r:] - i, pos)] = a[r:, loc]
+    V, T, R = qr_factors(summed(P, g, what), what)
+    if mine:
+        P[...] = 0
+        P[:R.shape[0]] = R
+        a[np.ix_(np.arange(r, a.shape[0]), loc)] = P[np.ix_(gr[r:] - i, pos)]
+    return V, T
 
 
 def reduce_to_band(a: np.ndarray, g: ProcessGrid, what: str, b: int = BAND) -> None:
     """Reduce the Hermitian matrix whose local part (both triangles) is ``a`` in place
     to band form: below the diagonal, nothing outside ``b`` subdiagonals (the strictly
     upper triangle is left stale). Collective over the block's labs."""
-    geqrf = get_lapack_funcs("geqrf", dtype=a.dtype)
     gr, gc = g.global_rows(), g.global_cols()
     mloc, nloc = a.shape
     w = b
     for j in panels(g.n, b):
         k = j + w
-        qr, tau, _, info = geqrf(_panel(a, g, j, w, gr, what))
-        if info:
-            raise np.linalg.LinAlgError(f"{what}: xGEQRF failed (info {info})")
-        V = unit_lower(qr, np.arange(qr.shape[0]))[:, :tau.size]
-        T = larft(V, tau)
+        V, T = panel_qr(a, g, k, j, w, what)
         r, c = g.rows_before(k), g.cols_before(k)
-        pos, loc = held(g, j, w)
-        if pos.size and r < mloc:  # my columns of the panel become [R; 0]
-            R = np.zeros((g.n - k, w), dtype=a.dtype)
-            R[:tau.size] = np.triu(qr[:tau.size])
-            a[np.ix_(np.arange(r, mloc), loc)] = R[np.ix_(gr[r:] - k, pos)]
         if r >= mloc or c >= nloc:
-            summed(np.zeros((g.n - k, tau.size), dtype=a.dtype), g, what)
+            summed(np.zeros((g.n - k, V.shape[1]), dtype=a.dtype), g, what)
             continue
-        X = np.zeros((g.n - k, tau.size), dtype=a.dtype)
+        X = np.zeros((g.n - k, V.shape[1]), dtype=a.dtype)
         X[gr[r:] - k] = a[r:, c:] @ V[gc[c:] - k]
         X = summed(X, g, what) @ T
         X -= 0.5 * (V @ (T.conj().T @ (V.conj().T @ X)))

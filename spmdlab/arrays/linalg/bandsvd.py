@@ -28,43 +28,22 @@ import ctypes
 from typing import Tuple
 
 import numpy as np
-from scipy.linalg import get_lapack_funcs
 
 from ..blas import gemm
-from .band import BAND, held
+from .band import BAND, panel_qr, qr_factors
 from .bidiag import lapack_routine, lasq1
 from .grid import ProcessGrid
-from .householder import larft, unit_lower
 from .qrbase import summed
 
 __all__ = ["reduce_to_upper_band", "upper_band_of", "gbbrd", "band_svdvals"]
 
 
-def _qr(P: np.ndarray, what: str) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(V, T, R)`` of ``P = (I - V T V^H) [R; 0]`` (xGEQRF, xLARFT)."""
-    qr, tau, _, info = get_lapack_funcs("geqrf", dtype=P.dtype)(P)
-    if info:
-        raise np.linalg.LinAlgError(f"{what}: xGEQRF failed (info {info})")
-    k = tau.size
-    V = unit_lower(qr, np.arange(qr.shape[0]))[:, :k]
-    return V, larft(V, tau), np.triu(qr[:k])
-
-
 def _column_panel(a: np.ndarray, g: ProcessGrid, j: int, w: int, what: str) -> None:
     """``A[j:, j:j+w] -> [R; 0]`` and ``A[j:, j+w:] <- Q^H A[j:, j+w:]``."""
     gr, gc = g.global_rows(), g.global_cols()
-    m, n = g.m, g.n
-    r, k = g.rows_before(j), j + w
-    pos, loc = held(g, j, w)
-    P = np.zeros((m - j, w), dtype=a.dtype)
-    if pos.size and r < a.shape[0]:
-        P[np.ix_(gr[r:] - j, pos)] = a[r:, loc]
-    V, T, R = _qr(summed(P, g, what), what)
-    if pos.size and r < a.shape[0]:
-        full = np.zeros((m - j, w), dtype=a.dtype)
-        full[:R.shape[0]] = R
-        a[np.ix_(np.arange(r, a.shape[0]), loc)] = full[np.ix_(gr[r:] - j, pos)]
-    c = g.cols_before(k)
+    n, k = g.n, j + w
+    V, T = panel_qr(a, g, j, j, w, what)
+    r, c = g.rows_before(j), g.cols_before(k)
     W = np.zeros((V.shape[1], n - k), dtype=a.dtype)
     if r < a.shape[0] and c < a.shape[1]:
         W[:, gc[c:] - k] = V[gr[r:] - j].conj().T @ a[r:, c:]
@@ -84,7 +63,7 @@ def _row_panel(a: np.ndarray, g: ProcessGrid, j: int, w: int, what: str) -> None
     P = np.zeros((n - k, w), dtype=a.dtype)  # the row panel's conjugate transpose
     if mine.size and c < a.shape[1]:
         P[np.ix_(gc[c:] - k, mine)] = a[loc, c:].conj().T
-    V, T, R = _qr(summed(P, g, what), what)
+    V, T, R = qr_factors(summed(P, g, what), what)
     if mine.size and c < a.shape[1]:
         full = np.zeros((n - k, w), dtype=a.dtype)
         full[:R.shape[0]] = R
