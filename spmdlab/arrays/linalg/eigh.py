@@ -74,6 +74,13 @@ def all_finite(a: np.ndarray, g: ProcessGrid, what: str) -> bool:
     return not bool(bad[0])
 
 
+def _real_diagonal(a: np.ndarray, gr: np.ndarray, gc: np.ndarray) -> None:
+    """A complex Hermitian matrix's diagonal made real in my part (as LAPACK reads it)."""
+    if np.iscomplexobj(a):
+        i, j = np.nonzero(gr[:, None] == gc[None, :])
+        a[i, j] = a[i, j].real
+
+
 def _mirror(D: codistributed, uplo: str, what: str) -> Tuple[np.ndarray, ProcessGrid]:
     """A local copy of the Hermitian matrix read from D's ``uplo`` triangle (both
     triangles filled, real diagonal), and the grid."""
@@ -86,9 +93,7 @@ def _mirror(D: codistributed, uplo: str, what: str) -> Tuple[np.ndarray, Process
     other = gr[:, None] < gc[None, :] if uplo == "L" else gr[:, None] > gc[None, :]
     a[other] = ah[other]
     del ah
-    if np.iscomplexobj(a):
-        i, j = np.nonzero(gr[:, None] == gc[None, :])
-        a[i, j] = a[i, j].real
+    _real_diagonal(a, gr, gc)
     return a, g
 
 
@@ -106,9 +111,7 @@ def _lower(D: codistributed, uplo: str, what: str) -> Tuple[np.ndarray, ProcessG
         ah = getLocalPart(redistribute(D.T.conj() if np.iscomplexobj(a) else D.T, c))
         a[lower] = ah[lower]
         del ah
-    if np.iscomplexobj(a):
-        i, j = np.nonzero(gr[:, None] == gc[None, :])
-        a[i, j] = a[i, j].real
+    _real_diagonal(a, gr, gc)
     return a, g, all_finite(a[lower], g, what)
 
 

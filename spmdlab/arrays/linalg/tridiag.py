@@ -135,7 +135,7 @@ def _trailing_lower(a: np.ndarray, g: ProcessGrid, k: int, j0: int, F: np.ndarra
             gemm(-1.0, F[gr[rd:] - j0], G[g0 - j0:g0 - j0 + lc1 - lc0].conj().T, 1.0, a[rd:, lc0:lc1])
 
 
-def sytrd(a: np.ndarray, g: ProcessGrid, what: str, keep_q: bool = True) -> Tridiagonal:
+def sytrd(a: np.ndarray, g: ProcessGrid, what: str) -> Tridiagonal:
     """Reduce the Hermitian matrix whose local part's lower triangle is ``a`` (modified
     in place; Fortran order suits its narrow block products) to tridiagonal form;
     collective over the block's labs."""
@@ -183,12 +183,11 @@ def sytrd(a: np.ndarray, g: ProcessGrid, what: str, keep_q: bool = True) -> Trid
         G = VW[:, :, ::-1].reshape(t, 2 * jb)
         col -= F[jb:] @ G[jb].conj()
         _trailing_lower(a, g, j0 + jb, j0, F, G, gr, blocks)
-        if keep_q:
-            Vp = V[1:]
-            Ts.append(larft(Vp, taus))
-            if g.col_owner(j0) == g.mycol:
-                rb, c0 = g.rows_before(j0 + 1), g.cols_before(j0)
-                a[rb:, c0:c0 + jb] = Vp[gr[rb:] - (j0 + 1)]
+        Vp = V[1:]
+        Ts.append(larft(Vp, taus))
+        if g.col_owner(j0) == g.mycol:
+            rb, c0 = g.rows_before(j0 + 1), g.cols_before(j0)
+            a[rb:, c0:c0 + jb] = Vp[gr[rb:] - (j0 + 1)]
     d[n - 1] = col[0].real
     return Tridiagonal(g, a, d, e, Ts, what)
 
