@@ -1,10 +1,14 @@
 """Sorting and statistics of codistributed arrays against numpy in one process, in the
 same run (issue 21).
 
-    python benchmarks/bench_api.py [--labs 2] [--n 100000000] [--repeat 3]
+    python benchmarks/bench_api.py [--labs 2] [--n 100000000] [--repeat 3] [--warmup 2]
+                                   [--numpy-keeps-memory]
 
-Rows (medians of --repeat rounds; ours and numpy's in turns, round after round, so both
-see the same machine):
+Rows (medians of --repeat rounds after --warmup untimed ones; ours and numpy's in turns,
+round after round, so both see the same machine; the first round is printed too, "cold":
+a lab keeps the memory of the arrays it frees, SPMDLAB_KEEP_MEMORY, so its first rounds
+map fresh pages and the later ones reuse them; ``--numpy-keeps-memory`` gives numpy's
+process the same allocator switches, lab/memory.py):
 - ``np.sort`` of n float64 (a sample sort: one all-to-all) against ``np.sort`` of the
   whole array in one process;
 - ``np.unique`` of n int64 with 1e6 distinct values against numpy's ``unique``, and
@@ -14,7 +18,8 @@ see the same machine):
   selection, no sort) against numpy's (``partition``).
 Each lab generates its own part (the client the same values, whole). Ours is timed from
 a barrier until the last lab is done. Memory: each lab's peak resident growth during the
-operation (``VmHWM`` after resetting it) beside the size of its part.
+operation (``VmHWM`` after resetting it) beside the size of its part, and its peak
+resident set (what it held at its peak, memory kept for reuse included).
 
 Targets (issue 21, 2 labs, n = 1e8): sort >= 1.3x numpy, unique >= 1.2x, median and
 percentile >= 1.3x.
@@ -102,7 +107,7 @@ def lab_run(name: str, n: int) -> tuple:
     labBarrier()
     seconds = time.perf_counter() - t
     del r
-    return seconds, _status("VmHWM:") - before, local.nbytes
+    return seconds, _status("VmHWM:") - before, local.nbytes, _status("VmHWM:")
 
 
 def main() -> None:
@@ -110,18 +115,25 @@ def main() -> None:
     parser.add_argument("--labs", type=int, default=2)
     parser.add_argument("--n", type=int, default=100_000_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--numpy-keeps-memory", action="store_true")
     parser.add_argument("--ops", nargs="*", default=list(OPS))
     args = parser.parse_args()
     print(f"load: {os.getloadavg()}")
+    if args.numpy_keeps_memory:
+        from spmdlab.lab import memory
+
+        print(f"numpy's process keeps freed memory: {memory.keep_freed(float('inf'), lambda: False) is not None}")
     pool = parpool(args.labs)
     try:
-        print(f"{'operation':<12}{'numpy s':>10}{'ours s':>10}{'speedup':>9}  memory per lab (peak growth / part)")
+        print(f"{'operation':<12}{'numpy s':>10}{'ours s':>10}{'speedup':>9}{'cold: numpy':>13}{'ours':>7}"
+              "  memory per lab (peak growth / part)")
         for name in args.ops:
             kind, fn = OPS[name]
             fn = BASELINES.get(name, fn)
             X = _whole(kind, args.n, args.labs)
             ours, base, mem = [], [], []
-            for _ in range(args.repeat):
+            for _ in range(args.warmup + args.repeat):
                 t = time.perf_counter()
                 fn(X)
                 base.append(time.perf_counter() - t)
@@ -129,11 +141,11 @@ def main() -> None:
                     r = lab_run(name, args.n)
                 per_lab = [r[k] for k in range(1, args.labs + 1)]
                 ours.append(max(p[0] for p in per_lab))
-                mem = [(p[1], p[2]) for p in per_lab]
+                mem = [(p[1], p[2], p[3]) for p in per_lab]
             del X
-            b, o = float(np.median(base)), float(np.median(ours))
-            text = ", ".join(f"{g / 1e6:.0f}/{s / 1e6:.0f} MB" for g, s in mem)
-            print(f"{name:<12}{b:>10.2f}{o:>10.2f}{b / o:>8.2f}x  {text}", flush=True)
+            b, o = float(np.median(base[args.warmup:])), float(np.median(ours[args.warmup:]))
+            text = ", ".join(f"{g / 1e6:.0f}/{s / 1e6:.0f} MB (peak RSS {h / 1e6:.0f} MB)" for g, s, h in mem)
+            print(f"{name:<12}{b:>10.2f}{o:>10.2f}{b / o:>8.2f}x{base[0]:>13.2f}{ours[0]:>7.2f}  {text}", flush=True)
     finally:
         pool.close()
     print(f"load: {os.getloadavg()}")

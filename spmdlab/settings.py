@@ -16,6 +16,7 @@
 | ``SPMDLAB_TREE`` | ``1``: blocks reach the labs through lab 1 and MPI's collectives (broadcast of the request, gather of the replies), so the client's work per block does not grow with the pool (``parpool(n, tree=...)``); ``0``: the client sends to and hears from every lab itself (measured faster on a machine with more labs than cores, docs/design.md §10b) | ``0`` |
 | ``SPMDLAB_WAIT`` | how a lab's MPI waits wait (``lab/waits.py``): ``poll`` (test, yield for 2 ms, then sleep up to 1 ms between tests), ``block`` (MPI's own wait, woken by an abort), ``auto`` (``block`` with a core per lab, else ``yield``), ``yield``, ``spin`` | ``poll`` |
 | ``SPMDLAB_IO_TWO_PHASE`` | ``1``: ``load`` of a file by its last dimension reads contiguous row slabs and exchanges them (``arrays/io/twophase.py``; not measured faster) | off |
+| ``SPMDLAB_KEEP_MEMORY`` | seconds a lab keeps the memory of large arrays it freed, for the next ones (no fresh pages to map and zero), after its last request (``lab/memory.py``; glibc only; ``inf``: until the pool closes; 0: the C library's default, large blocks unmapped at once) | 10 |
 | ``SPMDLAB_STAGING_MB`` | largest local part (MB) ``redistribute`` moves through memory the labs of one machine share; the buffer is kept for reuse, 0 turns it off | 64 |
 """
 from __future__ import annotations
@@ -33,7 +34,8 @@ from typing import Any
 
 from .errors import PoolError
 
-__all__ = ["Settings", "load", "requested_size", "LOCAL_PROFILES", "check_threads", "check_size", "cpu_cores",
+__all__ = ["Settings", "load", "requested_size", "LOCAL_PROFILES", "check_threads", "check_size", "check_seconds",
+           "cpu_cores",
            "labs_here", "blas_threads_started", "parse_switch", "wait_policy", "io_two_phase", "WAIT_POLICIES"]
 
 WAIT_POLICIES = ("poll", "block", "auto", "yield", "spin")
@@ -51,6 +53,7 @@ _ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "autothread_size": ("SPMDLAB_AUTOTHREAD_SIZE", float),
     "distribute_size": ("SPMDLAB_DISTRIBUTE_SIZE", float),
     "tree": ("SPMDLAB_TREE", lambda raw: parse_switch(raw, "SPMDLAB_TREE")),
+    "keep_memory": ("SPMDLAB_KEEP_MEMORY", float),
 }
 _ALIASES = {"threads": "autothread_targ"}  # parpool(n, threads=t)
 _LOCAL_SIZE_VARS = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE")  # labs on this machine (hydra, Open MPI)
@@ -80,6 +83,7 @@ class Settings:
     autothread_size: float = 1.0
     distribute_size: float = 1e6
     tree: bool = False
+    keep_memory: float = 10.0
 
     def __post_init__(self) -> None:
         if not self.staging_mb >= 0:
@@ -88,6 +92,7 @@ class Settings:
             self.autothread_targ = check_threads(self.autothread_targ, "threads (SPMDLAB_AUTOTHREAD_TARG)")
         self.autothread_size = check_size(self.autothread_size, "SPMDLAB_AUTOTHREAD_SIZE (mega-elements)")
         self.distribute_size = check_size(self.distribute_size, "SPMDLAB_DISTRIBUTE_SIZE (elements)")
+        self.keep_memory = check_seconds(self.keep_memory, "keep_memory (SPMDLAB_KEEP_MEMORY, seconds)")
 
     def lab_threads(self, labs_here: int) -> int:
         """The thread count of a lab: ``autothread_targ``, else ``max(1, cores // labs_here)``."""
@@ -138,6 +143,7 @@ class Settings:
         env["SPMDLAB_STAGING_MB"] = repr(self.staging_mb)  # the labs read it (comm.init)
         env["SPMDLAB_AUTOTHREAD_SIZE"] = repr(self.autothread_size)  # and these (arrays.threads)
         env["SPMDLAB_TREE"] = "1" if self.tree else "0"  # and this (lab.server)
+        env["SPMDLAB_KEEP_MEMORY"] = repr(self.keep_memory)  # and this (lab.memory)
         if self.autothread_targ is not None:
             env["SPMDLAB_AUTOTHREAD_TARG"] = str(self.autothread_targ)
         if self.is_local() and "UCX_TLS" not in env and not env.get("MPIR_CVAR_NOLOCAL"):
@@ -173,6 +179,15 @@ def check_size(size: object, what: str) -> float:
     if not 0 <= float(size) < float("inf"):
         raise ValueError(f"{what} must be 0 or more (and finite), got {size!r}")
     return float(size)
+
+
+def check_seconds(seconds: object, what: str) -> float:
+    """A duration: a number of seconds, 0 or more (``inf`` allowed)."""
+    if isinstance(seconds, bool) or not isinstance(seconds, numbers.Real):
+        raise TypeError(f"{what} must be a number, got {type(seconds).__name__} {seconds!r}")
+    if not float(seconds) >= 0:
+        raise ValueError(f"{what} must be 0 or more, got {seconds!r}")
+    return float(seconds)
 
 
 def cpu_cores() -> int:

@@ -48,7 +48,7 @@ from ..protocol.messages import (
 )
 from ..protocol.values import summarize
 from ..runtime import LabAbort, state
-from . import comm
+from . import comm, memory
 from .imports import IMPORT_GRACE, drop_orphans, importing
 
 __all__ = ["LabStream", "remote_error", "LabServer"]
@@ -219,7 +219,11 @@ class LabServer:
     def __init__(self, address: str, authkey: bytes) -> None:
         self.rank, self.size = comm.init()
         comm.make_control()
-        self.tree = settings.load().tree and self.size > 1
+        config = settings.load()
+        self.tree = config.tree and self.size > 1
+        self.running = False
+        keeper = memory.keep_freed(config.keep_memory, lambda: self.running)
+        self._answered = keeper.done if keeper else lambda: None
         self.finished_epoch = 0  # the last block this lab finished (Where's answer says so)
         self.main = connect(address, authkey)
         self.main.send(Hello("main", self.rank, self.size, os.getpid()))
@@ -231,7 +235,6 @@ class LabServer:
         self.lock = threading.Lock()
         self.abort_epoch = 0
         self.abort_reason = ""
-        self.running = False
         self._deferred = (0, 0.0)  # (epoch, since): an abort waiting for an import to finish
         state.on_lab = True
         sys.stdout = LabStream(self.main, "stdout")
@@ -337,6 +340,7 @@ class LabServer:
         reply = self._answer(msg)
         self._flush()
         self._send(reply)
+        self._answered()
         return True
 
     def _undecodable(self, exc: Undecodable) -> Reply:
@@ -365,6 +369,7 @@ class LabServer:
         gathered = comm.control_gather(tree.with_sent(slot, self.main.sent))  # its output first
         if gathered is not None:
             self.main.send(tree.combine(reply.epoch, gathered, self.size))
+        self._answered()
 
     def _follow(self) -> None:
         """Serve as a lab other than lab 1 under the tree fan-out: wait for lab 1's next
