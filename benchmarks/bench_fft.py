@@ -1,9 +1,11 @@
 """Distributed FFT timings against numpy's FFT in one process, in the same run (issue 13).
 
-    python benchmarks/bench_fft.py [--labs 1 2] [--repeat 5] [--size 4096] [--log2n 24]
-                                   [--profile] [--no-anchor]
+    python benchmarks/bench_fft.py [--labs 1 2] [--repeat 5] [--warmup 2] [--size 4096]
+                                   [--log2n 24] [--profile] [--no-anchor]
 
-Rows, per pool size (medians of --repeat rounds; ours and numpy run in turns, round
+Rows, per pool size (medians of --repeat rounds after --warmup untimed ones, for ours
+and numpy alike: plans, caches, and the memory a lab keeps for reuse, SPMDLAB_KEEP_MEMORY,
+which takes a round or two to reach its working size; ours and numpy run in turns, round
 after round, so both see the same machine):
 - ``np.fft.fft2`` of a size x size complex128 array, by columns (the default layout),
   result in the same layout: the slab transposes pipelined through the staging window
@@ -176,7 +178,8 @@ def _lab_cleanup():
     return True
 
 
-def run(labs: int, size: int, log2n: int, repeat: int, check: bool, profile: bool = False) -> list:
+def run(labs: int, size: int, log2n: int, repeat: int, check: bool, profile: bool = False,
+        warmup: int = 2) -> list:
     pool = spmdlab.parpool(labs)
     rng = np.random.default_rng(0)
     A = rng.random((size, size)) + 1j * rng.random((size, size))
@@ -197,9 +200,10 @@ def run(labs: int, size: int, log2n: int, repeat: int, check: bool, profile: boo
         if check:
             assert all(spmdlab.spmd_run(_lab_check, name, size, log2n, pool=pool)), f"{name} differs from numpy"
         ours, base, base_sp, cpu_ours, cpu_base = [], [], [], [], []
-        spmdlab.spmd_run(_lab_time, name, pool=pool)  # warm-up (plans, caches)
-        numpy_fns[name]()
-        scipy_fns[name]()
+        for _ in range(warmup):  # plans, caches, kept memory
+            spmdlab.spmd_run(_lab_time, name, pool=pool)
+            numpy_fns[name]()
+            scipy_fns[name]()
         for _ in range(repeat):  # in turns
             wall, cpu = spmdlab.spmd_run(_lab_time, name, pool=pool)[1]
             ours.append(wall)
@@ -300,6 +304,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=4096)
     parser.add_argument("--log2n", type=int, default=24)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--no-check", action="store_true", help="skip the comparison with numpy")
     parser.add_argument("--profile", action="store_true", help="split the times into kernels and transposes")
     parser.add_argument("--no-anchor", action="store_true", help="skip mpi4py-fft")
@@ -309,7 +314,7 @@ def main() -> None:
         _anchor_worker(args.size, args.repeat)
         return
     for labs in args.labs:
-        rows = run(labs, args.size, args.log2n, args.repeat, not args.no_check, args.profile)
+        rows = run(labs, args.size, args.log2n, args.repeat, not args.no_check, args.profile, args.warmup)
         header = ("transform", f"spmdlab ({labs} labs)", "numpy, 1 process", "speed-up",
                   "scipy.fft, 1 process, 1 worker", "speed-up", "CPU s: busiest lab / numpy")
         table = [(LABELS[n].format(s=args.size, l=args.log2n), f"{o * 1e3:.0f} ms", f"{b * 1e3:.0f} ms",
