@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 __all__ = ["SpmdError", "LabDiedError", "SpmdTimeoutError", "PoolError", "SpmdSourceError", "NoDataError",
            "RemoteError", "lab_ranges", "labs_label", "labs_words", "labs_verb", "where_lines",
-           "group_errors", "display_names"]
+           "group_errors", "display_names", "shared_kind"]
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,42 @@ class SpmdError(Exception):
             head = f"{phrase[0].upper()}{phrase[1:]} stopped because of this error"
             where = {lab: text for lab, text in stopped.items() if text}
             parts.append(f"{head}:\n{where_lines(where)}" if where else f"{head}.")
-        return cls("\n\n".join(parts), errors, replies, stopped)
+        kind = shared_kind(errors) if cls is SpmdError else None
+        made = cls if kind is None else _spmd_error_as(kind)
+        return made("\n\n".join(parts), errors, replies, stopped)
+
+
+# The exception types a lab's error keeps at the client (most specific first): an
+# ``SpmdError`` whose labs all raised, say, IndexError is also an IndexError, so
+# ``except IndexError`` around ``D[idx]`` at the client works as it does around
+# ``X[idx]`` (numpy's types, issue 21). KeyError is left out: its str() is a repr.
+_KINDS: tuple[type[Exception], ...] = (
+    IndexError, ZeroDivisionError, FloatingPointError, OverflowError, NotImplementedError,
+    TypeError, ValueError, ArithmeticError, LookupError)
+_AS_KIND: dict[type, type] = {}
+
+
+def shared_kind(errors: dict[int, RemoteError]) -> type[Exception] | None:
+    """The most specific of ``_KINDS`` (or numpy's LinAlgError) that every lab's
+    exception is an instance of; None if one of them is not, or cannot be rebuilt."""
+    found = [e.exception for e in errors.values()]
+    if not found or any(exc is None for exc in found):
+        return None
+    linalg = sys.modules.get("numpy.linalg")
+    kinds = ((linalg.LinAlgError,) if linalg is not None else ()) + _KINDS
+    return next((k for k in kinds if all(isinstance(exc, k) for exc in found)), None)
+
+
+def _spmd_error_as(kind: type[Exception]) -> type[SpmdError]:
+    """``SpmdError`` that is also a ``kind`` (named SpmdError in tracebacks, pickled as one)."""
+    made = _AS_KIND.get(kind)
+    if made is None:
+        made = type("SpmdError", (SpmdError, kind), {
+            "__module__": __name__, "__qualname__": "SpmdError",
+            "__doc__": f"An SpmdError whose labs all raised {kind.__name__}: also a {kind.__name__}.",
+            "__reduce__": lambda self: (SpmdError, self.args)})
+        _AS_KIND[kind] = made
+    return made
 
 
 _FRAME_FILE = re.compile(r'^(  File )"(?P<file>[^"]*)", line (?P<line>\d+)', re.M)
