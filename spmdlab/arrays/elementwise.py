@@ -15,8 +15,8 @@ import numpy as np
 
 from ..layouts.regions import take
 from . import elision, threads
-from .adapt import adapted_call, needs_adapting
-from .base import NOVALUE, CodistArray, describe, layout_text
+from .adapt import adapted_call, assign, needs_adapting
+from .base import NOVALUE, CodistArray, describe, layout_text, parts_of
 from .elision import is_temporary, note_result
 from .layout import labs_of, local_sel
 from .registry import implements
@@ -314,6 +314,26 @@ def np_round(a: Any, decimals: Any = 0, out: Any = None) -> Any:
         raise NotImplementedError(f"numpy.round: out= is not supported for codistributed arrays "
                                   f"({describe(a)})")
     return elementwise("numpy.round", lambda x: np.round(x, decimals), [a])
+
+
+@implements(np.nan_to_num)
+def np_nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> Any:
+    """numpy's ``nan_to_num`` part by part, in any layout; ``copy=False`` writes into ``x``'s
+    own arrays (every stored copy of an element) and returns ``x``."""
+    kw = {"nan": nan, "posinf": posinf, "neginf": neginf}
+    if copy or not isinstance(x, CodistArray):
+        if needs_adapting(x):
+            return adapted_call(np.nan_to_num, (x,), kw, lambda a, k: np_nan_to_num(*a, **k))
+        return elementwise("numpy.nan_to_num", lambda a: np.nan_to_num(a, **kw), [x])
+    if x._mode == "replica":
+        for part in parts_of(x):
+            np.nan_to_num(part, copy=False, **kw)
+    else:  # partial values (a combining mode): the replaced values of the whole, written back
+        assign(x, np_nan_to_num(x, True, **kw))
+    return x
+
+
+np_nan_to_num._spmdlab_any_layout = True  # type: ignore[attr-defined]  # adapts itself (shapes.any_layout)
 
 
 @implements(np.isclose)

@@ -86,6 +86,14 @@ def _fft_dtype(X):
 
 
 # name -> (function of X (numpy or codistributed), dtype kinds it applies to, tolerance)
+def _nan_to_num_in_place(X):
+    """``nan_to_num(copy=False)`` returns its argument, changed where it held NaN or inf."""
+    Y = X * np.inf if X.dtype.kind in "fc" else X + 0
+    R = np.nan_to_num(Y, copy=False, neginf=-3.0)
+    assert R is Y
+    return Y
+
+
 OPS = {
     "neg": (lambda X, c: -X, "iufc", 0),
     "abs": (lambda X, c: abs(X), "biufc", 0),
@@ -140,8 +148,12 @@ OPS = {
     "mnorm_fro": (lambda X, c: np.linalg.matrix_norm(X), "biufc", 1e-5),
     "triu": (lambda X, c: np.triu(X), "biufc", 0),
     # issue 27: the two-stage eigenvalue and singular value paths (stacks: NotImplementedError)
-    "eigvalsh": (lambda X, c: np.linalg.eigvalsh(X), "biufc", 1e-5),
-    "svdvals": (lambda X, c: np.linalg.svd(X, compute_uv=False), "biufc", 1e-5),
+    "eigvalsh": (lambda X, c: fuzz.Replicated(np.linalg.eigvalsh(X)), "biufc", 1e-5),
+    "svdvals": (lambda X, c: fuzz.Replicated(np.linalg.svd(X, compute_uv=False)), "biufc", 1e-5),
+    # np.nan_to_num, copied and in place (X * inf: NaN where X is 0, infinities elsewhere)
+    "nan_to_num": (lambda X, c: np.nan_to_num(X * np.inf, nan=-1.0, posinf=7.0), "f", 0),
+    "nan_to_num_default": (lambda X, c: np.nan_to_num(X * np.inf), "fc", 0),
+    "nan_to_num_in_place": (lambda X, c: _nan_to_num_in_place(X), "biufc", 0),
     "pow2_plus_c64": (lambda X, c: X ** 2 + X.astype(np.complex64), "biufc", 1e-5),
     "plus_f32": (lambda X, c: X + X.astype(np.float32), "biuf", 1e-6),
 }
