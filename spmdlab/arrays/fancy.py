@@ -191,6 +191,9 @@ def check(F: Fancy, pieces: list, n: int, what: str, whole: bool = False) -> lis
     indices wrapped. ``whole``: every lab holds the same pieces (replicated ones, their
     sameness checked here, or gathered ones), so each lab range-checks only its 1/n of
     them and the verdicts travel in the same allgather as the checksum."""
+    for d, a in zip(F.adv_dims, F.adv):  # an integer is checked even beside an empty array, as numpy does
+        if isinstance(a, np.ndarray) and a.ndim == 0 and not -F.G[d] <= int(a) < F.G[d]:
+            raise IndexError(f"index {int(a)} is out of bounds for axis {d} with size {F.G[d]}")
     lab = here()[0] if whole and n > 1 else 1
     scans = [_scan(_share(a, lab, n) if whole and n > 1 else a, F.G[d]) for d, a in zip(F.adv_dims, pieces)]
     negative = [neg for neg, _ in scans]

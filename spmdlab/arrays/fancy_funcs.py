@@ -20,7 +20,7 @@ from ..layouts.codistributor import codistributor1d
 from .base import CodistArray, layout_text
 from .collectives import allgather_objects
 from .fancy import fancy_get
-from .layout import labs_of
+from .layout import labs_of, replicated_result
 from .registry import implements
 from .reshape import nonzero_of, transpose_axes
 
@@ -82,7 +82,10 @@ def take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "r
     ax %= len(G)
     if mode != "raise":
         indices = _flat_index(indices if isinstance(indices, CodistArray) else np.asarray(indices), G[ax], mode, what)
-    elif math.prod(G[:ax]) == 0 and G[ax]:  # numpy takes nothing, so checks nothing
+    elif math.prod(G[:ax]) == 0:  # numpy takes nothing, so checks nothing
+        if not G[ax]:  # not even index 0 exists: the empty result directly
+            shape = tuple(indices.shape) if isinstance(indices, CodistArray) else np.shape(indices)
+            return replicated_result(a, np.empty(G[:ax] + shape + G[ax + 1:], a.dtype))
         indices = cast(Any, indices) * 0 if isinstance(indices, CodistArray) else np.zeros(np.shape(indices), np.intp)
     key = (slice(None),) * ax + (indices,)
     if np.ndim(indices) == 0 and not isinstance(indices, CodistArray):

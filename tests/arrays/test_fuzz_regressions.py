@@ -155,3 +155,60 @@ def test_reductions_along_an_axis_of_2dbc_arrays_work_at_the_client():
     D = codistributed(X, codistributor2dbc(None, 1))
     np.testing.assert_array_equal(gather(D.argmin(axis=0)), X.argmin(axis=0))
     np.testing.assert_array_equal(gather(D.argmax(axis=1)), X.argmax(axis=1))
+
+
+# --------------------------------------------------------------------------- a longer fuzz, 2026-11-28
+def _long_fuzz_cases_on_labs() -> dict:
+    import warnings
+
+    import numpy as np
+
+    from spmdlab import codistributed, codistributor1d, codistributor2dbc, gather
+
+    out: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = np.corrcoef(codistributed(np.zeros(0, np.int8), codistributor1d(1)))
+        out["corrcoef of an empty vector"] = (type(r).__name__, bool(np.isnan(r)))
+        row = np.array([[1, 2]], dtype=np.int8)
+        out["cov of one row, rowvar=False"] = gather(np.cov(codistributed(row, codistributor2dbc(None, 1)),
+                                                            rowvar=False, bias=True))
+        big = np.array([[[2.0]]], dtype=">f8")
+        out["histogram edges of a big-endian array"] = gather(np.histogram(codistributed(big, codistributor1d(1)),
+                                                                           bins=4)[1])
+    E = codistributed(np.zeros((0, 0), bool), codistributor2dbc(None, 1))
+    out["take from an empty axis"] = gather(np.take(E, [0], axis=1)).shape
+    try:
+        E[-1, np.array([], np.intp)]
+        out["an integer beside an empty array"] = "no error"
+    except IndexError as exc:
+        out["an integer beside an empty array"] = str(exc)
+    return out
+
+
+def test_the_cases_a_longer_fuzz_found(pools):
+    """SPMDLAB_FUZZ_EXAMPLES=300-1500 found these on 3 labs, two of which hold nothing of
+    the small arrays: a 0-d corrcoef, numpy 2.4's cov of one row, big-endian histogram
+    edges, a take from an empty axis and an integer index beside an empty array."""
+    import warnings
+
+    from spmdlab import spmd_run
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = {
+            "corrcoef of an empty vector": (type(np.corrcoef(np.zeros(0, np.int8))).__name__, True),
+            "cov of one row, rowvar=False": np.cov(np.array([[1, 2]], dtype=np.int8), rowvar=False, bias=True),
+            "histogram edges of a big-endian array": np.histogram(np.array([[[2.0]]], dtype=">f8"), bins=4)[1],
+            "take from an empty axis": np.take(np.zeros((0, 0), bool), [0], axis=1).shape,
+        }
+    try:
+        np.zeros((0, 0), bool)[-1, np.array([], np.intp)]
+    except IndexError as exc:
+        want["an integer beside an empty array"] = str(exc)
+    for lab, got in enumerate(spmd_run(_long_fuzz_cases_on_labs, pool=pools[3]), 1):
+        for key, value in want.items():
+            if isinstance(value, np.ndarray):
+                assert np.array_equal(got[key], value), (lab, key, got[key], value)
+            else:
+                assert got[key] == value, (lab, key, got[key], value)

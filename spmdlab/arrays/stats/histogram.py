@@ -44,7 +44,8 @@ def aligned(w: Any, D: CodistArray, what: str) -> np.ndarray:
 def _extent(x: np.ndarray, what: str) -> np.ndarray:
     """``[min, max]`` of all labs' elements (NaN if any is NaN); empty if none."""
     has = np.array(x.size > 0)
-    lo_hi = np.array([x.min(), x.max()]) if x.size else np.zeros(2, x.dtype)
+    native = x.dtype.newbyteorder("=")  # every lab sends the same bytes ('>f8' parts too)
+    lo_hi = np.array([x.min(), x.max()], dtype=native) if x.size else np.zeros(2, native)
     both = allgather(lo_hi, what)[allgather(has, what)]
     return np.array([both[:, 0].min(), both[:, 1].max()], dtype=x.dtype) if both.size else np.zeros(0, x.dtype)
 

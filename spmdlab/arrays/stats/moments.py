@@ -10,6 +10,7 @@ each one allreduce of small arrays: the classic distributed covariance (a parall
 """
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any
 
@@ -131,13 +132,20 @@ def average_of(a: Any, axis: Any = None, weights: Any = None, returned: bool = F
     return avg, scl
 
 
+@functools.cache
+def _one_row_is_variables() -> bool:
+    """Whether the installed numpy's ``cov(m, rowvar=False)`` of a single row reads it as one
+    variable (older numpy did; numpy 2.4 reads its columns as variables, as for any ``m``)."""
+    return bool(np.ndim(_quiet(np.cov, np.zeros((1, 2)), rowvar=False)) == 0)
+
+
 def cov_full(m: Any, rowvar: bool, bias: bool, ddof: Any, dtype: Any, what: str) -> np.ndarray:
     """numpy's covariance matrix of ``m`` (before its final squeeze), on every lab."""
     np.cov(np.zeros((2,) * m.ndim, m.dtype), rowvar=rowvar, bias=bias, ddof=ddof)  # numpy's errors
     if dtype is None:
         dtype = np.result_type(m.dtype, np.float64)
     labs_of(m, what)
-    obs = 0 if m.ndim == 1 else (1 if (rowvar or m.shape[0] == 1) else 0)
+    obs = 0 if m.ndim == 1 else (1 if (rowvar or (m.shape[0] == 1 and _one_row_is_variables())) else 0)
     nvars = 1 if m.ndim == 1 else m.shape[1 - obs]
     N = m.shape[obs]
     if nvars == 0:
@@ -207,8 +215,9 @@ def _np_cov(m: CodistArray, y: Any = None, rowvar: bool = True, bias: bool = Fal
 @implements(np.corrcoef)
 def _np_corrcoef(x: CodistArray, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Any:
     _no_extras("corrcoef", x, y)
-    if x.size == 0:
-        return _wrap(x, np.asarray(_quiet(np.corrcoef, np.empty(x.shape, x.dtype), rowvar=rowvar, dtype=dtype)))
+    if x.size == 0:  # numpy's answer, a scalar where numpy gives one (corrcoef of an empty vector: nan)
+        r = _quiet(np.corrcoef, np.empty(x.shape, x.dtype), rowvar=rowvar, dtype=dtype)
+        return r if np.ndim(r) == 0 else _wrap(x, np.asarray(r))
     c = cov_full(x, rowvar, False, None, dtype, "corrcoef").squeeze()
     with np.errstate(divide="ignore", invalid="ignore"):
         if c.ndim == 0:
