@@ -6,11 +6,13 @@
 One table per pool size (default 4 labs, then 2). Rows (medians of --repeat runs; ours
 and the baseline run in turns, round after round, so that both see the same machine):
 - ``distributed(X)`` of an 80 MB float64 array (default layout: column blocks, which the
-  client must copy out, and row blocks, which are contiguous views) against the raw
+  client must copy out, row blocks, which are contiguous views, and 2dbc) against the raw
   floor: the same bytes, pre-cut contiguous, written straight into the same sockets to
   a bare receive loop on each lab;
 - ``gather(D)`` at the client against the same bytes read straight from those sockets
   into a new array (gather returns a new array; the floor into a reused one is shown too);
+  both ways are timed as spmdlab does them (cross-memory copies on one machine,
+  ``SPMDLAB_CROSS_MEMORY``) and, in the same rounds, over spmdlab's sockets ("sockets");
 - ``redistribute`` 1d (columns) -> 2dbc and back of 80 MB inside spmd against a raw
   mpi4py ``Alltoallv`` of the same byte counts on the same communicator;
 - ``D * 2 + 1`` and ``D.sum()`` at 1e7 elements against numpy on the local part alone.
@@ -135,7 +137,7 @@ def transfers(pool, mb: int, repeat: int, warmup: int = 2) -> list:
     rows = mb * 1_000_000 // 8 // cols
     X = np.random.default_rng(0).random((rows, cols))
     nbytes = X.nbytes
-    layouts = [("columns, default", None), ("rows", codistributor1d(1))]
+    layouts = [("columns, default", None), ("rows", codistributor1d(1)), ("2dbc", codistributor2dbc())]
     parts = np.array_split(X.reshape(-1), n)  # contiguous, already cut
     sizes = [p.nbytes for p in parts]
     out = np.empty_like(X)
@@ -145,8 +147,12 @@ def transfers(pool, mb: int, repeat: int, warmup: int = 2) -> list:
         if r >= warmup:
             times.setdefault(key, []).append(seconds)
 
+    cross = pool.settings.cross_memory
+    ways = [(label + (", sockets" if not on else ""), codist, on) for label, codist in layouts
+            for on in ([True, False] if cross else [False])]  # our socket path too, in the same rounds
     for r in range(warmup + repeat):
-        for label, codist in layouts:
+        for label, codist, on in ways:
+            pool.settings.cross_memory = on
             made: list = []
             note(("scatter", label), _timed(lambda: made.append(distributed(X, codist, pool=pool))), r)
             D = made.pop()
@@ -154,6 +160,7 @@ def transfers(pool, mb: int, repeat: int, warmup: int = 2) -> list:
             if r == 0:
                 assert np.array_equal(gather(D), X)
             D = None  # freed on the labs with the next command
+        pool.settings.cross_memory = cross
         raw = RawSockets(pool)
         note("raw scatter", _timed(lambda: raw.scatter(parts)), r)
         # gather returns a new array, so the like-for-like floor receives into a new one too
@@ -163,7 +170,7 @@ def transfers(pool, mb: int, repeat: int, warmup: int = 2) -> list:
     assert np.array_equal(out, X)
     t = {key: statistics.median(v) for key, v in times.items()}
     rows_out = []
-    for label, _ in layouts:
+    for label, _, _ in ways:
         rows_out.append((f"distributed(X) {mb} MB ({label})", t["scatter", label], "raw socket scatter",
                          t["raw scatter"], nbytes))
         rows_out.append((f"gather(D) {mb} MB ({label})", t["gather", label], "raw socket gather into a new array",

@@ -17,6 +17,7 @@
 | ``SPMDLAB_WAIT`` | how a lab's MPI waits wait (``lab/waits.py``): ``poll`` (test, yield for 2 ms, then sleep up to 1 ms between tests), ``block`` (MPI's own wait, woken by an abort), ``auto`` (``block`` with a core per lab, else ``yield``), ``yield``, ``spin`` | ``poll`` |
 | ``SPMDLAB_IO_TWO_PHASE`` | ``1``: ``load`` of a file by its last dimension reads contiguous row slabs and exchanges them (``arrays/io/twophase.py``; not measured faster) | off |
 | ``SPMDLAB_KEEP_MEMORY`` | seconds a lab keeps the memory of large arrays it freed, for the next ones (no fresh pages to map and zero), after its last request (``lab/memory.py``; glibc only; ``inf``: until the pool closes; 0: the C library's default, large blocks unmapped at once) | 10 |
+| ``SPMDLAB_CROSS_MEMORY`` | ``distributed(X)`` and ``gather`` copy large parts between the client and labs on its machine straight from one process's memory into the other's (``protocol/crossmem.py``), falling back to the sockets where the kernel refuses; ``0``: always the sockets | ``1`` |
 | ``SPMDLAB_STAGING_MB`` | largest local part (MB) ``redistribute`` moves through memory the labs of one machine share; the buffer is kept for reuse, 0 turns it off | 64 |
 """
 from __future__ import annotations
@@ -54,6 +55,7 @@ _ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "distribute_size": ("SPMDLAB_DISTRIBUTE_SIZE", float),
     "tree": ("SPMDLAB_TREE", lambda raw: parse_switch(raw, "SPMDLAB_TREE")),
     "keep_memory": ("SPMDLAB_KEEP_MEMORY", float),
+    "cross_memory": ("SPMDLAB_CROSS_MEMORY", lambda raw: parse_switch(raw, "SPMDLAB_CROSS_MEMORY")),
 }
 _ALIASES = {"threads": "autothread_targ"}  # parpool(n, threads=t)
 _LOCAL_SIZE_VARS = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE")  # labs on this machine (hydra, Open MPI)
@@ -84,6 +86,7 @@ class Settings:
     distribute_size: float = 1e6
     tree: bool = False
     keep_memory: float = 10.0
+    cross_memory: bool = True
 
     def __post_init__(self) -> None:
         if not self.staging_mb >= 0:

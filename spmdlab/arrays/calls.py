@@ -12,6 +12,7 @@ import numpy as np
 from ..errors import SpmdError
 from ..layouts.base import LayoutBase
 from ..layouts.codistributor import codistributor1d
+from ..protocol import crossmem
 from ..protocol.inplace import Part
 from . import threads
 from .array import codistributed, getLocalPart
@@ -19,8 +20,8 @@ from .base import complete, numlabs_of
 from .collectives import allgather
 from .transfer import redistribute
 
-__all__ = ["construct", "to_codistributed", "local_rows", "nnz_per_lab", "placed", "labs_holding",
-           "most_actual"]
+__all__ = ["construct", "to_codistributed", "local_rows", "lend_local", "empty_parts", "nnz_per_lab", "placed",
+           "labs_holding", "most_actual"]
 
 
 def placed(codist: Any, shape: tuple, n: int, small: float) -> Any:
@@ -66,6 +67,20 @@ def local_rows(value: Any, key: int, lo: int, hi: int) -> Part:
     if not isinstance(value, codistributed):
         raise SpmdError(f"the distributed array's data (key {key}) is gone from this lab")
     return Part(getLocalPart(value)[lo:hi])
+
+
+def lend_local(value: Any, key: int) -> crossmem.Lent | None:
+    """``Call`` handler: this lab's local part lent for a cross-memory copy by the client
+    (``protocol.crossmem``), or None if it cannot be (not contiguous, no such calls here)."""
+    if not isinstance(value, codistributed):
+        raise SpmdError(f"the distributed array's data (key {key}) is gone from this lab")
+    return crossmem.lend(getLocalPart(value))
+
+
+def empty_parts(shape: tuple, dtype: Any, codist: Any) -> codistributed:
+    """The array ``distributed(X)`` stores before the client writes this lab's part into
+    it (``np.empty`` of the local shape: no pages touched before the copy)."""
+    return codistributed.from_parts(np.empty(shape, dtype=dtype), codist)
 
 
 def nnz_per_lab(S: Any) -> list[int]:

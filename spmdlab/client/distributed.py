@@ -35,6 +35,7 @@ from ..layouts.codistributor import codistributor1d
 from ..protocol.calls import Ref, call_method, get_attr, map_leaves, split, ufunc_method
 from ..protocol.messages import Call, Get, Input, Summary
 from ..protocol.values import is_handle
+from .crosscopy import gather_across
 from .display import distributed_html
 from .execute import register_handle, run_block
 from .habits_array import DistributedHabits
@@ -332,13 +333,14 @@ class distributed(DistributedHabits):
 
     # ---- reading ---------------------------------------------------------------------
     def _spmdlab_gather(self) -> np.ndarray:
-        """Fetch the parts and assemble them (``parts.gather_plain``)."""
+        """Fetch the parts and assemble them (``crosscopy``, else ``parts.gather_plain``)."""
         pool = self._live_pool()
         n, codist = self._nlabs, self._codist
         if not _is_plain(codist):  # halos, blocks, chunk maps: moved to a plain layout first
             return _run(to_codistributed, (self, codistributor1d()), pool=pool)._spmdlab_gather()
-        out = np.empty(self._shape, dtype=self._dtype)
-        return out if out.size == 0 else gather_plain(pool, self._key, out, codist, n)
+        out = np.empty(self._shape, dtype=self._dtype)  # one machine, large: cross-memory copies
+        return out if out.size == 0 or gather_across(pool, self._key, out, codist, n) else \
+            gather_plain(pool, self._key, out, codist, n)
 
     def gather(self) -> np.ndarray:
         """The whole array, as a numpy array at the client."""

@@ -1,7 +1,8 @@
 """Scattering a client numpy array over the labs (``distributed(X)``): one ``set``
 request per lab, each carrying only that lab's part as an ``inplace.Part``: its bytes go
 out of band straight from ``X``'s memory, a strided part (a column block) piece by piece
-(``sendmsg``), so the client makes no copy of a part whose selection is slices."""
+(``sendmsg``), so the client makes no copy of a part whose selection is slices. Large
+arrays on labs of this machine go by cross-memory copies instead (``crosscopy``)."""
 from __future__ import annotations
 
 from typing import Any
@@ -13,6 +14,7 @@ from ..arrays.base import Chunks
 from ..layouts.regions import take
 from ..protocol.inplace import Part
 from ..protocol.messages import Set
+from .crosscopy import scatter_across
 from .parts import stored
 
 __all__ = ["scatter_parts"]
@@ -40,6 +42,12 @@ def scatter_parts(pool: Any, X: np.ndarray, codist: Any) -> int:
     n = pool.numlabs
     pool.flush_frees()  # a loop of distributed(X) must not keep the dropped arrays
     key = pool.new_key()
+    try:
+        if scatter_across(pool, X, codist, key):
+            return key
+    except BaseException:
+        pool.free_later(key, pool.generation)
+        raise
     messages = {lab: Set(key, _SendPart(X, stored(codist, lab, n), codist)) for lab in range(1, n + 1)}
     try:
         pool.request_many(messages)

@@ -52,7 +52,7 @@ MAY_IMPORT = {
 ARRAYS_USE_OF_LAB = {"spmdlab.lab"}
 # The client modules that name lab-side array functions in the calls they send.
 CLIENT_USES_ARRAYS = {"spmdlab.client.distributed", "spmdlab.client.distributed_grid", "spmdlab.client.distributed_sparse",
-                      "spmdlab.client.parts", "spmdlab.client.preview", "spmdlab.client.scatter", "spmdlab.client.threads"}
+                      "spmdlab.client.crosscopy", "spmdlab.client.parts", "spmdlab.client.preview", "spmdlab.client.scatter", "spmdlab.client.threads"}
 
 # Imports inside functions: each (importer, imported) allowed, with its reason. Any other
 # import made inside a function of spmdlab fails test_imports_inside_functions_are_listed.

@@ -1,0 +1,99 @@
+"""``distributed(X)`` and ``gather(D)`` of large arrays on one machine by cross-memory
+copies (``protocol.crossmem``): the labs lend their parts, the client copies each part
+straight between its region of the client array and the lab's memory, one copy per
+byte, a few labs at a time. Everything else (pools on several machines, a kernel that
+refuses, halos and chunked layouts, short runs, small arrays, ``SPMDLAB_CROSS_MEMORY=0``) returns
+False here, and the caller moves the parts over the sockets (``parts``, ``scatter``)."""
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import numpy as np
+
+from ..arrays.base import is_plain
+from ..arrays.calls import empty_parts, lend_local
+from ..protocol import crossmem
+from ..protocol.messages import Call, Set
+
+__all__ = ["gather_across", "scatter_across", "TOTAL_MIN"]
+
+TOTAL_MIN = 4 << 20  # bytes: smaller arrays cost less over the sockets than the lending round trip
+# pools whose labs the kernel would not let the client copy from (or that run elsewhere)
+_refused: weakref.WeakSet = weakref.WeakSet()
+
+
+def _regions(pool: Any, A: np.ndarray, codist: Any, n: int) -> dict[int, tuple[crossmem.Region, np.ndarray]] | None:
+    """Each lab's region of the client array ``A`` with its runs, or None when this path
+    does not apply."""
+    if not pool.settings.cross_memory or pool in _refused or A.nbytes < TOTAL_MIN or not is_plain(codist) \
+            or not crossmem.available():
+        return None
+    regions = {}
+    for lab in range(1, n + 1):
+        region = crossmem.Region(A, codist.localSelection(lab, n))
+        if region.nbytes:
+            vec = region.iovecs()
+            if vec is None:
+                return None
+            regions[lab] = (region, vec)
+    return regions
+
+
+def _lend(pool: Any, key: int, regions: dict) -> dict[int, crossmem.Lent] | None:
+    """The labs' parts stored under ``key`` lent for the copy, or None if one cannot be."""
+    replies = pool.request_many({lab: Call(lend_local, key, (key,)) for lab in regions})
+    lents = {lab: reply.result for lab, reply in replies.items()}
+    here = crossmem.here()
+    for lab, lent in lents.items():
+        if isinstance(lent, crossmem.Lent) and lent.where != here:
+            _refused.add(pool)  # another machine (or pid namespace): never worth asking again
+        if not isinstance(lent, crossmem.Lent) or lent.where != here or lent.nbytes != regions[lab][0].nbytes:
+            return None
+    return lents
+
+
+def _copied(pool: Any, copy: Any, lents: dict, regions: dict) -> bool:
+    try:
+        copy([(lents[lab], vec) for lab, (_, vec) in regions.items()])
+    except crossmem.CrossMemoryError:
+        _refused.add(pool)  # EPERM, ENOSYS, ...: the sockets from now on
+        return False
+    return True
+
+
+def gather_across(pool: Any, key: int, out: np.ndarray, codist: Any, n: int) -> bool:
+    """Fill ``out`` with the parts stored under ``key`` (plain layout ``codist``) by
+    cross-memory copies; False (``out`` then filled in part or not at all) if this path
+    does not apply."""
+    regions = _regions(pool, out, codist, n)
+    if not regions:
+        return False
+    lents = _lend(pool, key, regions)
+    return lents is not None and _copied(pool, crossmem.read_into, lents, regions)
+
+
+class _Empty:
+    """Unpickles on a lab as its empty part of the array (``calls.empty_parts``)."""
+
+    __slots__ = ("shape", "dtype", "codist")
+
+    def __init__(self, shape: tuple, dtype: np.dtype, codist: Any) -> None:
+        self.shape, self.dtype, self.codist = shape, dtype, codist
+
+    def __reduce__(self) -> tuple:
+        return empty_parts, (self.shape, self.dtype, self.codist)
+
+
+def scatter_across(pool: Any, X: np.ndarray, codist: Any, key: int) -> bool:
+    """Store each lab's part of ``X`` (plain layout ``codist``) under ``key``: an empty
+    part made on each lab, then filled by a cross-memory copy. False if this path does
+    not apply (the key may then hold empty parts: the caller stores the parts again)."""
+    n = pool.numlabs
+    regions = _regions(pool, X, codist, n)
+    if not regions:
+        return False
+    pool.request_many({lab: Set(key, _Empty(tuple(codist.localShape(lab, n)), X.dtype, codist))
+                       for lab in range(1, n + 1)})
+    lents = _lend(pool, key, regions)
+    return lents is not None and _copied(pool, crossmem.write_from, lents, regions)
