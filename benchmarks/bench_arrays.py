@@ -6,7 +6,8 @@
 One table per pool size (default 4 labs, then 2). Rows (medians of --repeat runs; ours
 and the baseline run in turns, round after round, so that both see the same machine):
 - ``distributed(X)`` of an 80 MB float64 array (default layout: column blocks, which the
-  client must copy out, row blocks, which are contiguous views, and 2dbc) against the raw
+  client must copy out, row blocks, which are contiguous views, 2dbc, rows with a halo
+  of one row, and Dagger.jl-style blocks of 2500 x 250) against the raw
   floor: the same bytes, pre-cut contiguous, written straight into the same sockets to
   a bare receive loop on each lab;
 - ``gather(D)`` at the client against the same bytes read straight from those sockets
@@ -47,6 +48,7 @@ from spmdlab import (
     codistributed,
     codistributor1d,
     codistributor2dbc,
+    codistributorBlocks,
     distributed,
     gather,
     getCodistributor,
@@ -137,7 +139,8 @@ def transfers(pool, mb: int, repeat: int, warmup: int = 2) -> list:
     rows = mb * 1_000_000 // 8 // cols
     X = np.random.default_rng(0).random((rows, cols))
     nbytes = X.nbytes
-    layouts = [("columns, default", None), ("rows", codistributor1d(1)), ("2dbc", codistributor2dbc())]
+    layouts = [("columns, default", None), ("rows", codistributor1d(1)), ("2dbc", codistributor2dbc()),
+               ("rows, halo 1", codistributor1d(1, halo=1)), ("Dagger blocks 2500 x 250", codistributorBlocks((2500, 250)))]
     parts = np.array_split(X.reshape(-1), n)  # contiguous, already cut
     sizes = [p.nbytes for p in parts]
     out = np.empty_like(X)

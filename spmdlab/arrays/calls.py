@@ -16,12 +16,12 @@ from ..protocol import crossmem
 from ..protocol.inplace import Part
 from . import threads
 from .array import codistributed, getLocalPart
-from .base import complete, numlabs_of
+from .base import complete, numlabs_of, parts_of
 from .collectives import allgather
 from .transfer import redistribute
 
-__all__ = ["construct", "to_codistributed", "local_rows", "lend_local", "empty_parts", "nnz_per_lab", "placed",
-           "labs_holding", "most_actual"]
+__all__ = ["construct", "to_codistributed", "local_rows", "lend_local", "lend_pieces", "empty_parts", "nnz_per_lab",
+           "placed", "labs_holding", "most_actual"]
 
 
 def placed(codist: Any, shape: tuple, n: int, small: float) -> Any:
@@ -75,6 +75,17 @@ def lend_local(value: Any, key: int) -> crossmem.Lent | None:
     if not isinstance(value, codistributed):
         raise SpmdError(f"the distributed array's data (key {key}) is gone from this lab")
     return crossmem.lend(getLocalPart(value))
+
+
+def lend_pieces(value: Any, key: int, lab: int, n: int) -> list[crossmem.Lent | None]:
+    """``Call`` handler: each piece this lab owns of the array (``ownedPieces``: its part
+    without halo cells, or each of its chunks' own boxes) lent for a cross-memory copy
+    into the client's result, in ``ownedPieces`` order; None for a piece that cannot be
+    (not contiguous in memory)."""
+    if not isinstance(value, codistributed):
+        raise SpmdError(f"the distributed array's data (key {key}) is gone from this lab")
+    stored = parts_of(value)
+    return [crossmem.lend(stored[k][tuple(local)]) for k, _, local in value.codistributor.ownedPieces(lab, n)]
 
 
 def empty_parts(shape: tuple, dtype: Any, codist: Any) -> codistributed:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..arrays.base import is_plain
-from ..arrays.calls import empty_parts, lend_local
+from ..arrays.calls import empty_parts, lend_local, lend_pieces
 from ..protocol import crossmem
 from ..protocol.messages import Call, Set
 
@@ -23,11 +23,15 @@ TOTAL_MIN = 4 << 20  # bytes: smaller arrays cost less over the sockets than the
 _refused: weakref.WeakSet = weakref.WeakSet()
 
 
+def _usable(pool: Any, A: np.ndarray) -> bool:
+    return bool(pool.settings.cross_memory) and pool not in _refused and A.nbytes >= TOTAL_MIN \
+        and crossmem.available()
+
+
 def _regions(pool: Any, A: np.ndarray, codist: Any, n: int) -> dict[int, tuple[crossmem.Region, np.ndarray]] | None:
-    """Each lab's region of the client array ``A`` with its runs, or None when this path
-    does not apply."""
-    if not pool.settings.cross_memory or pool in _refused or A.nbytes < TOTAL_MIN or not is_plain(codist) \
-            or not crossmem.available():
+    """Each lab's region of the client array ``A`` (plain layout ``codist``) with its runs,
+    or None when this path does not apply."""
+    if not _usable(pool, A) or not is_plain(codist):
         return None
     regions = {}
     for lab in range(1, n + 1):
@@ -53,9 +57,9 @@ def _lend(pool: Any, key: int, regions: dict) -> dict[int, crossmem.Lent] | None
     return lents
 
 
-def _copied(pool: Any, copy: Any, lents: dict, regions: dict) -> bool:
+def _copied(pool: Any, copy: Any, jobs: list) -> bool:
     try:
-        copy([(lents[lab], vec) for lab, (_, vec) in regions.items()])
+        copy(jobs)
     except crossmem.CrossMemoryError:
         _refused.add(pool)  # EPERM, ENOSYS, ...: the sockets from now on
         return False
@@ -63,14 +67,35 @@ def _copied(pool: Any, copy: Any, lents: dict, regions: dict) -> bool:
 
 
 def gather_across(pool: Any, key: int, out: np.ndarray, codist: Any, n: int) -> bool:
-    """Fill ``out`` with the parts stored under ``key`` (plain layout ``codist``) by
-    cross-memory copies; False (``out`` then filled in part or not at all) if this path
-    does not apply."""
-    regions = _regions(pool, out, codist, n)
-    if not regions:
+    """Fill ``out`` with the array stored under ``key`` (any layout ``codist``: each lab's
+    ``ownedPieces``, so halo cells and copies are skipped) by cross-memory copies; False
+    (``out`` then filled in part or not at all) if this path does not apply."""
+    if not _usable(pool, out):
         return False
-    lents = _lend(pool, key, regions)
-    return lents is not None and _copied(pool, crossmem.read_into, lents, regions)
+    runs: dict[int, list] = {}
+    for lab in range(1, n + 1):
+        runs[lab] = []
+        for _, glob, _ in codist.ownedPieces(lab, n):
+            region = crossmem.Region(out, glob)
+            vec = region.iovecs() if region.nbytes else None
+            if region.nbytes and vec is None:
+                return False  # runs too short: the sockets
+            runs[lab].append((region.nbytes, vec))
+    labs = [lab for lab in runs if any(size for size, _ in runs[lab])]
+    replies = pool.request_many({lab: Call(lend_pieces, key, (key, lab, n)) for lab in labs})
+    here, jobs = crossmem.here(), []
+    for lab in labs:
+        lents = replies[lab].result
+        if len(lents) != len(runs[lab]):
+            return False
+        for lent, (size, vec) in zip(lents, runs[lab]):
+            if lent is not None and lent.where != here:
+                _refused.add(pool)  # another machine (or pid namespace): never worth asking again
+            if size and (lent is None or lent.where != here or lent.nbytes != size):
+                return False
+            if size:
+                jobs.append((lent, vec))
+    return _copied(pool, crossmem.read_into, jobs)
 
 
 class _Empty:
@@ -96,4 +121,5 @@ def scatter_across(pool: Any, X: np.ndarray, codist: Any, key: int) -> bool:
     pool.request_many({lab: Set(key, _Empty(tuple(codist.localShape(lab, n)), X.dtype, codist))
                        for lab in range(1, n + 1)})
     lents = _lend(pool, key, regions)
-    return lents is not None and _copied(pool, crossmem.write_from, lents, regions)
+    return lents is not None and _copied(pool, crossmem.write_from, [(lents[lab], vec) for lab, (_, vec) in
+                                                                    regions.items()])

@@ -336,11 +336,12 @@ class distributed(DistributedHabits):
         """Fetch the parts and assemble them (``crosscopy``, else ``parts.gather_plain``)."""
         pool = self._live_pool()
         n, codist = self._nlabs, self._codist
+        out = np.empty(self._shape, dtype=self._dtype)
+        if out.size == 0 or gather_across(pool, self._key, out, codist, n):  # one machine, large: copied across
+            return out
         if not _is_plain(codist):  # halos, blocks, chunk maps: moved to a plain layout first
             return _run(to_codistributed, (self, codistributor1d()), pool=pool)._spmdlab_gather()
-        out = np.empty(self._shape, dtype=self._dtype)  # one machine, large: cross-memory copies
-        return out if out.size == 0 or gather_across(pool, self._key, out, codist, n) else \
-            gather_plain(pool, self._key, out, codist, n)
+        return gather_plain(pool, self._key, out, codist, n)
 
     def gather(self) -> np.ndarray:
         """The whole array, as a numpy array at the client."""

@@ -103,6 +103,7 @@ def lend(array: np.ndarray) -> Lent | None:
     return Lent(where, os.getpid(), int(array.ctypes.data), int(array.nbytes))
 
 
+CHUNK = 8 << 20  # bytes a copy thread takes at a time
 MIN_RUN = 256  # bytes: a region whose runs are shorter on average goes over the sockets (packed)
 
 
@@ -193,12 +194,32 @@ def _threads() -> ThreadPoolExecutor:
         return _pool[0]
 
 
+def _split(lent: Lent, vec: np.ndarray) -> list[tuple[Lent, np.ndarray]]:
+    """One copy as copies of about ``CHUNK`` bytes each, so that the threads share a large
+    part's copy (and its page faults) instead of one thread taking all of it."""
+    if lent.nbytes <= CHUNK:
+        return [(lent, vec)]
+    if len(vec) == 1:
+        base = int(vec["base"][0])
+        return [(lent._replace(address=lent.address + s, nbytes=min(CHUNK, lent.nbytes - s)),
+                 np.array([(base + s, min(CHUNK, lent.nbytes - s))], dtype=_IOVEC))
+                for s in range(0, lent.nbytes, CHUNK)]
+    ends = np.cumsum(vec["len"].astype(np.int64))
+    cuts = np.unique(np.r_[0, np.searchsorted(ends, np.arange(CHUNK, lent.nbytes, CHUNK)) + 1, len(vec)])
+    cuts = cuts[cuts <= len(vec)]
+    out = []
+    for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        start = int(ends[a - 1]) if a else 0
+        out.append((lent._replace(address=lent.address + start, nbytes=int(ends[b - 1]) - start), vec[a:b]))
+    return out
+
+
 def _run(fn: Any, jobs: Sequence[tuple[Lent, np.ndarray]]) -> None:
     """The copies in the copy threads; returns (or raises the first error) only once every
     copy has ended, even when interrupted, so no copy outlives the request it serves."""
     if not jobs:
         return
-    futures = [_threads().submit(_copy, fn, lent, vec) for lent, vec in jobs]
+    futures = [_threads().submit(_copy, fn, lent, vec) for job in jobs for lent, vec in _split(*job)]
     try:
         wait(futures)
     finally:

@@ -3,14 +3,25 @@
 place), with a real pool: every plain layout, and the fallbacks to the sockets."""
 import numpy as np
 import pytest
+from support.processes import cross_memory_refused
 
 import spmdlab
-from spmdlab import codistributed, codistributor1d, codistributor2dbc, distributed, gather, getCodistributor, spmd
+from spmdlab import (
+    codistributed,
+    codistributor1d,
+    codistributor2dbc,
+    codistributorBlocks,
+    codistributorChunks,
+    distributed,
+    gather,
+    getCodistributor,
+    spmd,
+)
 from spmdlab.client import crosscopy
 from spmdlab.protocol import crossmem
 
 pytestmark = [pytest.mark.timeout(180),
-              pytest.mark.skipif(not crossmem.available(), reason="no process_vm_readv here")]
+              pytest.mark.skipif(cross_memory_refused() is not None, reason=str(cross_memory_refused()))]
 
 
 @pytest.fixture
@@ -145,3 +156,31 @@ def test_a_gathered_codistributed_made_on_the_labs(pools, copies):
     X = gather(D)
     assert copies["read"] == 3
     assert np.isclose(X.sum(), L[1])
+
+
+def test_every_other_layout_is_gathered_by_cross_memory(pools, copies):
+    """Halos, Dagger's blocks and CuPy's chunk maps (copies on several labs): each lab
+    lends the pieces it owns (``ownedPieces``), nothing is redistributed first."""
+    pools(3, current=True)
+    X = np.random.default_rng(8).random((240, 700))
+    boxes = {1: [(slice(0, 120), slice(None))], 2: [(slice(120, 240), slice(0, 350)), (slice(0, 240), slice(600, 700))],
+             3: [(slice(120, 240), slice(350, 700)), (slice(0, 240), slice(0, 70))]}  # overlapping lab 1's and 2's
+    layouts = [codistributor1d(1, halo=2), codistributor1d(1, [100, 50, 90], halo=1),
+               codistributorBlocks((60, 350)), codistributorBlocks((60, 350), "cyclicrow"),
+               codistributorChunks(boxes, X.shape)]
+    for codist in layouts:
+        before = copies["read"]
+        D = distributed(X, codist)
+        assert np.array_equal(gather(D), X), codist
+        assert copies["read"] > before, codist
+        with spmd():
+            E = D + 1  # the array is still the labs' own, halos and all
+        assert np.array_equal(gather(E), X + 1)
+
+
+def test_a_halo_along_columns_is_moved_to_a_plain_layout_first(pools, copies):
+    pools(3, current=True)
+    X = np.random.default_rng(9).random((300, 900))
+    D = distributed(X, codistributor1d(2, halo=1))  # an interior of columns is not contiguous: not lent
+    assert np.array_equal(gather(D), X)
+    assert copies["read"] == 3  # the plain copy the labs made, one part a lab

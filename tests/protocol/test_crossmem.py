@@ -8,11 +8,13 @@ import sys
 
 import numpy as np
 import pytest
+from support.processes import cross_memory_refused
 
 from spmdlab.layouts.codistributor import codistributor1d, codistributor2dbc
 from spmdlab.protocol import crossmem
 
-pytestmark = pytest.mark.skipif(not crossmem.available(), reason="no process_vm_readv here")
+pytestmark = pytest.mark.timeout(120)
+copies = pytest.mark.skipif(cross_memory_refused() is not None, reason=str(cross_memory_refused()))
 
 
 def _bytes_of(vec: np.ndarray) -> bytes:
@@ -66,6 +68,7 @@ def test_regions_with_short_runs_or_objects_are_refused():
     assert crossmem.Region(C, (np.arange(40), np.arange(0, 64))).iovecs() is not None  # 512-byte runs
 
 
+@copies
 def test_lend_refuses_what_cannot_be_lent():
     assert crossmem.lend(np.ones((4, 4))[:, :2]) is None
     assert crossmem.lend(np.empty(3, dtype=object)) is None
@@ -73,6 +76,7 @@ def test_lend_refuses_what_cannot_be_lent():
     assert lent is not None and lent.nbytes == 40 and lent.where == crossmem.here()
 
 
+@copies
 def test_copies_with_this_process():
     part = np.zeros((30, 80))
     A = np.arange(30 * 240, dtype=np.float64).reshape(30, 240)
@@ -96,6 +100,7 @@ print(float(part.sum()), flush=True)
 """
 
 
+@copies
 def test_copies_with_another_process():
     child = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
@@ -116,6 +121,7 @@ def test_copies_with_another_process():
         child.wait(10)
 
 
+@copies
 def test_a_refused_copy_raises_cross_memory_error():
     part = np.zeros(1000)
     lent = crossmem.lend(part)._replace(pid=2 ** 22 + 12345)  # no such process
@@ -126,3 +132,23 @@ def test_a_refused_copy_raises_cross_memory_error():
     short = crossmem.Region(np.ones(100), (slice(None),)).iovecs()
     with pytest.raises(ValueError, match="lent part of 8000 bytes for a region of 800"):
         crossmem.read_into([(lent, short)])
+
+
+def test_large_copies_are_shared_out_in_chunks_that_cover_them_once():
+    lent = crossmem.Lent(("b", 1), 1, 1000, 3 * crossmem.CHUNK + 5)
+    one = np.array([(50, lent.nbytes)], dtype=crossmem._IOVEC)
+    pieces = crossmem._split(lent, one)
+    assert [p[0].nbytes for p in pieces] == [crossmem.CHUNK] * 3 + [5]
+    assert [p[0].address for p in pieces] == [1000 + k * crossmem.CHUNK for k in range(4)]
+    assert [int(p[1]["base"][0]) for p in pieces] == [50 + k * crossmem.CHUNK for k in range(4)]
+    runs = np.zeros(1000, dtype=crossmem._IOVEC)
+    runs["base"] = np.arange(1000) * 100_000
+    runs["len"] = np.random.default_rng(0).integers(1, 60_000, 1000)
+    lent = lent._replace(nbytes=int(runs["len"].sum()))
+    pieces = crossmem._split(lent, runs)
+    assert len(pieces) > 2
+    assert np.array_equal(np.concatenate([v for _, v in pieces]), runs)  # every run once, in order
+    assert [p[0].nbytes for p in pieces] == [int(v["len"].sum()) for _, v in pieces]
+    starts = np.cumsum([0] + [p[0].nbytes for p in pieces[:-1]])
+    assert [p[0].address for p in pieces] == [1000 + int(s) for s in starts]
+    assert crossmem._split(lent._replace(nbytes=10), runs[:1]) == [(lent._replace(nbytes=10), runs[:1])]

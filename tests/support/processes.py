@@ -10,6 +10,7 @@ import sys
 import tempfile
 import time
 
+import numpy as np
 import pytest
 
 import spmdlab
@@ -126,3 +127,40 @@ def environment(tmp_path) -> dict[str, str]:
     env.pop("PROMPT_TOOLKIT_NO_CPR", None)
     env.pop("COLUMNS", None)
     return env
+
+
+_LENDER = """
+import sys, numpy as np
+from spmdlab.protocol import crossmem
+part = np.arange(4096, dtype=np.float64)
+print(repr(tuple(crossmem.lend(part))), flush=True)
+sys.stdin.readline()
+"""
+_cross_memory: list = []
+
+
+def cross_memory_refused() -> str | None:
+    """Why this machine refuses cross-memory copies between two of its processes (a
+    kernel without ``process_vm_readv``, a container's seccomp, Yama), or None when a
+    copy from a child interpreter works: tests of the copies skip with that reason, as
+    spmdlab itself then falls back to its sockets."""
+    if not _cross_memory:
+        from spmdlab.protocol import crossmem
+
+        if not crossmem.available():
+            _cross_memory.append("no process_vm_readv here")
+            return _cross_memory[0]
+        child = subprocess.Popen([sys.executable, "-c", _LENDER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 text=True, env={**os.environ, "PYTHONPATH": child_pythonpath()})
+        try:
+            where, pid, address, nbytes = eval(child.stdout.readline())
+            out = np.zeros(4096)
+            crossmem.read_into([(crossmem.Lent(tuple(where), pid, address, nbytes),
+                                 crossmem.Region(out, (slice(None),)).iovecs())])
+            _cross_memory.append(None if out[-1] == 4095 else "a copy from a child process came back wrong")
+        except crossmem.CrossMemoryError as exc:
+            _cross_memory.append(f"cross-memory copies refused here: {exc}")
+        finally:
+            child.kill()
+            child.wait(10)
+    return _cross_memory[0]
