@@ -1,9 +1,10 @@
 """``distributed(X)`` and ``gather(D)`` of large arrays on one machine by cross-memory
-copies (``protocol.crossmem``): the labs lend their parts, the client copies each part
-straight between its region of the client array and the lab's memory, one copy per
-byte, a few labs at a time. Everything else (pools on several machines, a kernel that
-refuses, halos and chunked layouts, short runs, small arrays, ``SPMDLAB_CROSS_MEMORY=0``) returns
-False here, and the caller moves the parts over the sockets (``parts``, ``scatter``)."""
+copies (``protocol.crossmem``): the labs lend their parts (for ``gather``, the pieces
+each owns, in any layout), the client copies each straight between its region of the
+client array and the lab's memory, one copy per byte, in a few threads. Everything else
+(pools on several machines, a kernel that refuses, ``distributed(X)`` in a layout with
+halos or chunks, short runs, small arrays, ``SPMDLAB_CROSS_MEMORY=0``) returns False
+here, and the caller moves the parts over the sockets (``parts``, ``scatter``)."""
 from __future__ import annotations
 
 import weakref
@@ -19,8 +20,27 @@ from ..protocol.messages import Call, Set
 __all__ = ["gather_across", "scatter_across", "TOTAL_MIN"]
 
 TOTAL_MIN = 4 << 20  # bytes: smaller arrays cost less over the sockets than the lending round trip
-# pools whose labs the kernel would not let the client copy from (or that run elsewhere)
-_refused: weakref.WeakSet = weakref.WeakSet()
+
+
+class _Refusals:
+    """The pools whose labs the kernel would not let the client copy from (or that run on
+    another machine), for the labs of that start of the pool: a restarted pool (a lab
+    died in a copy, say) is asked again."""
+
+    def __init__(self) -> None:
+        self._at: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def add(self, pool: Any) -> None:
+        self._at[pool] = pool.generation
+
+    def discard(self, pool: Any) -> None:
+        self._at.pop(pool, None)
+
+    def __contains__(self, pool: Any) -> bool:
+        return self._at.get(pool) == pool.generation
+
+
+_refused = _Refusals()
 
 
 def _usable(pool: Any, A: np.ndarray) -> bool:

@@ -3,12 +3,13 @@
 Linux's ``process_vm_readv``/``process_vm_writev`` copy bytes between two processes'
 memory in one pass, with gather/scatter lists on both sides: the single-copy path MPI
 implementations take between ranks on one node (MPICH's and Open MPI's CMA, KNEM before
-it). A lab *lends* its contiguous part (:func:`lend`: where it runs, its pid, the part's
+it). A lab *lends* a contiguous array (:func:`lend`: where it runs, its pid, the array's
 address and size); the client then reads it straight into its region of the result, or
 writes a region of its array straight into a part the lab made for it, a strided region
-(a column block) as its list of contiguous runs. The client does the copies, in a few
-threads (the calls release the GIL), so a lab's memory is only touched while the lab
-waits for its next request, which the client sends only after the copies are done.
+(a column block, 2dbc blocks: :class:`Region`) as its list of contiguous runs. The client
+does the copies in pieces of ``CHUNK`` bytes in a few threads (the calls release the
+GIL), so a lab's memory is only touched while the lab waits for its next request, which
+the client sends only after the copies are done.
 
 A pool on several machines, a kernel or container that refuses the calls (``EPERM``,
 ``ENOSYS``) or another C library: :func:`lend` returns None or the copy raises
@@ -29,7 +30,7 @@ import numpy as np
 from .inplace import IOV_MAX, pieces
 
 __all__ = ["Lent", "Region", "CrossMemoryError", "available", "here", "lend", "read_into", "write_from",
-           "MIN_RUN"]
+           "MIN_RUN", "CHUNK"]
 
 _MAX_CALL = 1 << 30  # bytes per call (the kernel stops a single call at about 2 GiB)
 _IOVEC = np.dtype([("base", np.uint64), ("len", np.uint64)])

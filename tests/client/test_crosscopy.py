@@ -184,3 +184,17 @@ def test_a_halo_along_columns_is_moved_to_a_plain_layout_first(pools, copies):
     D = distributed(X, codistributor1d(2, halo=1))  # an interior of columns is not contiguous: not lent
     assert np.array_equal(gather(D), X)
     assert copies["read"] == 3  # the plain copy the labs made, one part a lab
+
+
+def test_a_refusal_holds_for_one_start_of_the_pool():
+    class Pool:
+        generation = 3
+
+    pool = Pool()
+    crosscopy._refused.add(pool)
+    assert pool in crosscopy._refused
+    pool.generation = 4  # restarted: its new labs are asked again
+    assert pool not in crosscopy._refused
+    crosscopy._refused.add(pool)
+    crosscopy._refused.discard(pool)
+    assert pool not in crosscopy._refused
