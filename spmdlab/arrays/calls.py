@@ -16,11 +16,11 @@ from ..protocol import crossmem
 from ..protocol.inplace import Part
 from . import threads
 from .array import codistributed, getLocalPart
-from .base import complete, numlabs_of, parts_of
+from .base import Chunks, complete, numlabs_of, parts_of
 from .collectives import allgather
 from .transfer import redistribute
 
-__all__ = ["construct", "to_codistributed", "local_rows", "lend_local", "lend_pieces", "empty_parts", "nnz_per_lab",
+__all__ = ["construct", "to_codistributed", "local_rows", "lend_stored", "lend_pieces", "empty_parts", "nnz_per_lab",
            "placed", "labs_holding", "most_actual"]
 
 
@@ -69,12 +69,13 @@ def local_rows(value: Any, key: int, lo: int, hi: int) -> Part:
     return Part(getLocalPart(value)[lo:hi])
 
 
-def lend_local(value: Any, key: int) -> crossmem.Lent | None:
-    """``Call`` handler: this lab's local part lent for a cross-memory copy by the client
-    (``protocol.crossmem``), or None if it cannot be (not contiguous, no such calls here)."""
+def lend_stored(value: Any, key: int) -> list[crossmem.Lent | None]:
+    """``Call`` handler: each array this lab stores for the codistributed array (its local
+    part, or each of its chunks) lent for a cross-memory copy by the client
+    (``protocol.crossmem``); None for one that cannot be (not contiguous, no such calls)."""
     if not isinstance(value, codistributed):
         raise SpmdError(f"the distributed array's data (key {key}) is gone from this lab")
-    return crossmem.lend(getLocalPart(value))
+    return [crossmem.lend(part) for part in parts_of(value)]
 
 
 def lend_pieces(value: Any, key: int, lab: int, n: int) -> list[crossmem.Lent | None]:
@@ -88,10 +89,12 @@ def lend_pieces(value: Any, key: int, lab: int, n: int) -> list[crossmem.Lent | 
     return [crossmem.lend(stored[k][tuple(local)]) for k, _, local in value.codistributor.ownedPieces(lab, n)]
 
 
-def empty_parts(shape: tuple, dtype: Any, codist: Any) -> codistributed:
+def empty_parts(shapes: list, dtype: Any, codist: Any) -> codistributed:
     """The array ``distributed(X)`` stores before the client writes this lab's part into
-    it (``np.empty`` of the local shape: no pages touched before the copy)."""
-    return codistributed.from_parts(np.empty(shape, dtype=dtype), codist)
+    it: ``np.empty`` of each stored array's shape (the local part, or each chunk of a
+    chunked layout; no pages touched before the copy)."""
+    empty = [np.empty(shape, dtype=dtype) for shape in shapes]
+    return codistributed.from_parts(Chunks(empty, dtype) if codist.isChunked(numlabs_of(codist)) else empty[0], codist)
 
 
 def nnz_per_lab(S: Any) -> list[int]:

@@ -2,9 +2,9 @@
 copies (``protocol.crossmem``): the labs lend their parts (for ``gather``, the pieces
 each owns, in any layout), the client copies each straight between its region of the
 client array and the lab's memory, one copy per byte, in a few threads. Everything else
-(pools on several machines, a kernel that refuses, ``distributed(X)`` in a layout with
-halos or chunks, short runs, small arrays, ``SPMDLAB_CROSS_MEMORY=0``) returns False
-here, and the caller moves the parts over the sockets (``parts``, ``scatter``)."""
+(pools on several machines, a kernel that refuses, short runs, small arrays,
+``SPMDLAB_CROSS_MEMORY=0``) returns False here, and the caller moves the parts over the
+sockets (``parts``, ``scatter``)."""
 from __future__ import annotations
 
 import weakref
@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from ..arrays.base import is_plain
-from ..arrays.calls import empty_parts, lend_local, lend_pieces
+from ..arrays.calls import empty_parts, lend_pieces, lend_stored
 from ..protocol import crossmem
 from ..protocol.messages import Call, Set
+from .parts import stored
 
 __all__ = ["gather_across", "scatter_across", "TOTAL_MIN"]
 
@@ -48,33 +48,43 @@ def _usable(pool: Any, A: np.ndarray) -> bool:
         and crossmem.available()
 
 
-def _regions(pool: Any, A: np.ndarray, codist: Any, n: int) -> dict[int, tuple[crossmem.Region, np.ndarray]] | None:
-    """Each lab's region of the client array ``A`` (plain layout ``codist``) with its runs,
-    or None when this path does not apply."""
-    if not _usable(pool, A) or not is_plain(codist):
+def _regions(pool: Any, X: np.ndarray, codist: Any, n: int) -> dict[int, list] | None:
+    """For each lab, the regions of the client array ``X`` it stores (its part, or each of
+    its chunks: ``parts.stored``) with their runs; None when this path does not apply."""
+    if not _usable(pool, X):
         return None
-    regions = {}
+    chunked = codist.isChunked(n)
+    regions: dict[int, list] = {}
     for lab in range(1, n + 1):
-        region = crossmem.Region(A, codist.localSelection(lab, n))
-        if region.nbytes:
-            vec = region.iovecs()
-            if vec is None:
+        sels = stored(codist, lab, n)
+        regions[lab] = []
+        for sel in (sels if chunked else [sels]):
+            region = crossmem.Region(X, sel)
+            vec = region.iovecs() if region.nbytes else None
+            if region.nbytes and vec is None:
                 return None
-            regions[lab] = (region, vec)
+            regions[lab].append((region, vec))
     return regions
 
 
-def _lend(pool: Any, key: int, regions: dict) -> dict[int, crossmem.Lent] | None:
-    """The labs' parts stored under ``key`` lent for the copy, or None if one cannot be."""
-    replies = pool.request_many({lab: Call(lend_local, key, (key,)) for lab in regions})
-    lents = {lab: reply.result for lab, reply in replies.items()}
-    here = crossmem.here()
-    for lab, lent in lents.items():
-        if isinstance(lent, crossmem.Lent) and lent.where != here:
-            _refused.add(pool)  # another machine (or pid namespace): never worth asking again
-        if not isinstance(lent, crossmem.Lent) or lent.where != here or lent.nbytes != regions[lab][0].nbytes:
+def _lend(pool: Any, key: int, regions: dict) -> list | None:
+    """The copies of ``distributed(X)``: each stored array of the labs (under ``key``)
+    lent, paired with its region's runs; None if one cannot be lent."""
+    labs = [lab for lab, found in regions.items() if any(r.nbytes for r, _ in found)]
+    replies = pool.request_many({lab: Call(lend_stored, key, (key,)) for lab in labs})
+    here, jobs = crossmem.here(), []
+    for lab in labs:
+        lents = replies[lab].result
+        if len(lents) != len(regions[lab]):
             return None
-    return lents
+        for lent, (region, vec) in zip(lents, regions[lab]):
+            if lent is not None and lent.where != here:
+                _refused.add(pool)  # another machine (or pid namespace): never worth asking again
+            if region.nbytes and (lent is None or lent.where != here or lent.nbytes != region.nbytes):
+                return None
+            if region.nbytes:
+                jobs.append((lent, vec))
+    return jobs
 
 
 def _copied(pool: Any, copy: Any, jobs: list) -> bool:
@@ -121,25 +131,25 @@ def gather_across(pool: Any, key: int, out: np.ndarray, codist: Any, n: int) -> 
 class _Empty:
     """Unpickles on a lab as its empty part of the array (``calls.empty_parts``)."""
 
-    __slots__ = ("shape", "dtype", "codist")
+    __slots__ = ("shapes", "dtype", "codist")
 
-    def __init__(self, shape: tuple, dtype: np.dtype, codist: Any) -> None:
-        self.shape, self.dtype, self.codist = shape, dtype, codist
+    def __init__(self, shapes: list, dtype: np.dtype, codist: Any) -> None:
+        self.shapes, self.dtype, self.codist = shapes, dtype, codist
 
     def __reduce__(self) -> tuple:
-        return empty_parts, (self.shape, self.dtype, self.codist)
+        return empty_parts, (self.shapes, self.dtype, self.codist)
 
 
 def scatter_across(pool: Any, X: np.ndarray, codist: Any, key: int) -> bool:
-    """Store each lab's part of ``X`` (plain layout ``codist``) under ``key``: an empty
-    part made on each lab, then filled by a cross-memory copy. False if this path does
-    not apply (the key may then hold empty parts: the caller stores the parts again)."""
+    """Store each lab's part of ``X`` (any layout ``codist``: halo cells and chunks
+    included, as ``parts.stored`` says) under ``key``: empty parts made on each lab, then
+    filled by cross-memory copies. False if this path does not apply (the key may then
+    hold empty parts: the caller stores the parts again)."""
     n = pool.numlabs
     regions = _regions(pool, X, codist, n)
     if not regions:
         return False
-    pool.request_many({lab: Set(key, _Empty(tuple(codist.localShape(lab, n)), X.dtype, codist))
+    pool.request_many({lab: Set(key, _Empty([r.shape for r, _ in regions[lab]], X.dtype, codist))
                        for lab in range(1, n + 1)})
-    lents = _lend(pool, key, regions)
-    return lents is not None and _copied(pool, crossmem.write_from, [(lents[lab], vec) for lab, (_, vec) in
-                                                                    regions.items()])
+    jobs = _lend(pool, key, regions)
+    return jobs is not None and _copied(pool, crossmem.write_from, jobs)

@@ -15,6 +15,7 @@ from spmdlab import (
     distributed,
     gather,
     getCodistributor,
+    getLocalPart,
     spmd,
 )
 from spmdlab.client import crosscopy
@@ -158,9 +159,10 @@ def test_a_gathered_codistributed_made_on_the_labs(pools, copies):
     assert np.isclose(X.sum(), L[1])
 
 
-def test_every_other_layout_is_gathered_by_cross_memory(pools, copies):
-    """Halos, Dagger's blocks and CuPy's chunk maps (copies on several labs): each lab
-    lends the pieces it owns (``ownedPieces``), nothing is redistributed first."""
+def test_every_other_layout_is_scattered_and_gathered_by_cross_memory(pools, copies):
+    """Halos, Dagger's blocks and CuPy's chunk maps (copies on several labs): every array
+    a lab stores (halo cells, each chunk) is written from X; for the gather each lab lends
+    the pieces it owns (``ownedPieces``), nothing is redistributed first."""
     pools(3, current=True)
     X = np.random.default_rng(8).random((240, 700))
     boxes = {1: [(slice(0, 120), slice(None))], 2: [(slice(120, 240), slice(0, 350)), (slice(0, 240), slice(600, 700))],
@@ -169,12 +171,21 @@ def test_every_other_layout_is_gathered_by_cross_memory(pools, copies):
                codistributorBlocks((60, 350)), codistributorBlocks((60, 350), "cyclicrow"),
                codistributorChunks(boxes, X.shape)]
     for codist in layouts:
-        before = copies["read"]
+        before = dict(copies)
         D = distributed(X, codist)
+        assert copies["write"] > before["write"], codist  # halo cells and chunks written too
         assert np.array_equal(gather(D), X), codist
-        assert copies["read"] > before, codist
+        assert copies["read"] > before["read"], codist
         with spmd():
             E = D + 1  # the array is still the labs' own, halos and all
+            P = [np.array(p) for p in ([getLocalPart(D)] if not D.codistributor.isChunked(3) else D._local)]
+        done = getCodistributor(D)
+        for lab in (1, 2, 3):  # every stored array, halo cells included, holds X's values
+            sels = done.chunkSelections(lab, 3) if done.isChunked(3) else [done.localSelection(lab, 3)]
+            assert len(P[lab]) == len(sels)
+            for part, sel in zip(P[lab], sels):
+                assert np.array_equal(part, X[np.ix_(*[np.arange(X.shape[d])[s] if isinstance(s, slice) else s
+                                                       for d, s in enumerate(sel)])]), (codist, lab)
         assert np.array_equal(gather(E), X + 1)
 
 
