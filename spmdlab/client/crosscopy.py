@@ -8,6 +8,7 @@ sockets (``parts``, ``scatter``)."""
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -48,18 +49,14 @@ def _usable(pool: Any, A: np.ndarray) -> bool:
         and crossmem.available()
 
 
-def _regions(pool: Any, X: np.ndarray, codist: Any, n: int) -> dict[int, list] | None:
-    """For each lab, the regions of the client array ``X`` it stores (its part, or each of
-    its chunks: ``parts.stored``) with their runs; None when this path does not apply."""
-    if not _usable(pool, X):
-        return None
-    chunked = codist.isChunked(n)
+def _runs(A: np.ndarray, selections: dict[int, list]) -> dict[int, list] | None:
+    """For each lab, its selections of the client array ``A`` as regions with their runs;
+    None when one's runs are too short (the sockets then)."""
     regions: dict[int, list] = {}
-    for lab in range(1, n + 1):
-        sels = stored(codist, lab, n)
+    for lab, sels in selections.items():
         regions[lab] = []
-        for sel in (sels if chunked else [sels]):
-            region = crossmem.Region(X, sel)
+        for sel in sels:
+            region = crossmem.Region(A, sel)
             vec = region.iovecs() if region.nbytes else None
             if region.nbytes and vec is None:
                 return None
@@ -67,11 +64,11 @@ def _regions(pool: Any, X: np.ndarray, codist: Any, n: int) -> dict[int, list] |
     return regions
 
 
-def _lend(pool: Any, key: int, regions: dict) -> list | None:
-    """The copies of ``distributed(X)``: each stored array of the labs (under ``key``)
-    lent, paired with its region's runs; None if one cannot be lent."""
+def _lend(pool: Any, regions: dict[int, list], call: Callable[[int], Call]) -> list | None:
+    """The copies: what each lab lends in answer to ``call(lab)`` (a list, one per region
+    of ``regions[lab]``), paired with its region's runs; None if one cannot be lent."""
     labs = [lab for lab, found in regions.items() if any(r.nbytes for r, _ in found)]
-    replies = pool.request_many({lab: Call(lend_stored, key, (key,)) for lab in labs})
+    replies = pool.request_many({lab: call(lab) for lab in labs})
     here, jobs = crossmem.here(), []
     for lab in labs:
         lents = replies[lab].result
@@ -102,30 +99,11 @@ def gather_across(pool: Any, key: int, out: np.ndarray, codist: Any, n: int) -> 
     (``out`` then filled in part or not at all) if this path does not apply."""
     if not _usable(pool, out):
         return False
-    runs: dict[int, list] = {}
-    for lab in range(1, n + 1):
-        runs[lab] = []
-        for _, glob, _ in codist.ownedPieces(lab, n):
-            region = crossmem.Region(out, glob)
-            vec = region.iovecs() if region.nbytes else None
-            if region.nbytes and vec is None:
-                return False  # runs too short: the sockets
-            runs[lab].append((region.nbytes, vec))
-    labs = [lab for lab in runs if any(size for size, _ in runs[lab])]
-    replies = pool.request_many({lab: Call(lend_pieces, key, (key, lab, n)) for lab in labs})
-    here, jobs = crossmem.here(), []
-    for lab in labs:
-        lents = replies[lab].result
-        if len(lents) != len(runs[lab]):
-            return False
-        for lent, (size, vec) in zip(lents, runs[lab]):
-            if lent is not None and lent.where != here:
-                _refused.add(pool)  # another machine (or pid namespace): never worth asking again
-            if size and (lent is None or lent.where != here or lent.nbytes != size):
-                return False
-            if size:
-                jobs.append((lent, vec))
-    return _copied(pool, crossmem.read_into, jobs)
+    regions = _runs(out, {lab: [glob for _, glob, _ in codist.ownedPieces(lab, n)] for lab in range(1, n + 1)})
+    if regions is None:
+        return False
+    jobs = _lend(pool, regions, lambda lab: Call(lend_pieces, key, (key, lab, n)))
+    return jobs is not None and _copied(pool, crossmem.read_into, jobs)
 
 
 class _Empty:
@@ -146,10 +124,14 @@ def scatter_across(pool: Any, X: np.ndarray, codist: Any, key: int) -> bool:
     filled by cross-memory copies. False if this path does not apply (the key may then
     hold empty parts: the caller stores the parts again)."""
     n = pool.numlabs
-    regions = _regions(pool, X, codist, n)
-    if not regions:
+    if not _usable(pool, X):
+        return False
+    chunked = codist.isChunked(n)
+    regions = _runs(X, {lab: stored(codist, lab, n) if chunked else [stored(codist, lab, n)]
+                        for lab in range(1, n + 1)})
+    if regions is None:
         return False
     pool.request_many({lab: Set(key, _Empty([r.shape for r, _ in regions[lab]], X.dtype, codist))
                        for lab in range(1, n + 1)})
-    jobs = _lend(pool, key, regions)
+    jobs = _lend(pool, regions, lambda lab: Call(lend_stored, key, (key,)))
     return jobs is not None and _copied(pool, crossmem.write_from, jobs)
