@@ -1,7 +1,12 @@
 """Distributed FFT timings against numpy's FFT in one process, in the same run (issue 13).
 
     python benchmarks/bench_fft.py [--labs 1 2] [--repeat 5] [--warmup 2] [--size 4096]
-                                   [--log2n 24] [--profile] [--no-anchor]
+                                   [--log2n 24] [--profile] [--no-anchor] [--neighbours]
+
+``--neighbours`` times every table again beside two idle MPI processes polling in a
+blocking receive (``neighbours.py``), as another job's idle ranks (mpi4py-fft's, a
+ScaLAPACK driver's) do on a shared node; the default ``--labs 1 2`` compares one lab
+with two.
 
 Rows, per pool size (medians of --repeat rounds after --warmup untimed ones, for ours
 and numpy alike: plans, caches, and the memory a lab keeps for reuse, SPMDLAB_KEEP_MEMORY,
@@ -53,6 +58,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
 import scipy.fft as sfft
+from neighbours import idle_neighbours
 
 import spmdlab
 from spmdlab import codistributed
@@ -309,10 +315,20 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="split the times into kernels and transposes")
     parser.add_argument("--no-anchor", action="store_true", help="skip mpi4py-fft")
     parser.add_argument("--anchor-worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--neighbours", action="store_true",
+                        help="time everything again beside two idle MPI processes polling (issue 23's shared cores)")
     args = parser.parse_args()
     if args.anchor_worker:
         _anchor_worker(args.size, args.repeat)
         return
+    for phase, on in [("alone", False)] + ([("beside 2 idle MPI neighbours", True)] if args.neighbours else []):
+        print(f"## {phase}", flush=True)
+        with idle_neighbours(enabled=on):
+            tables(args)
+
+
+def tables(args: argparse.Namespace) -> None:
+    """One table per pool size of ``args.labs`` (and mpi4py-fft's line, if installed)."""
     for labs in args.labs:
         rows = run(labs, args.size, args.log2n, args.repeat, not args.no_check, args.profile, args.warmup)
         header = ("transform", f"spmdlab ({labs} labs)", "numpy, 1 process", "speed-up",

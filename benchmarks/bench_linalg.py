@@ -1,7 +1,7 @@
 """Dense linear algebra timings against numpy with 2 BLAS threads, in the same run (issue 12).
 
     python benchmarks/bench_linalg.py [--n 4096] [--mm 3000] [--labs 2 4] [--blocks 64 128 256]
-                                      [--repeat 3]
+                                      [--repeat 3] [--neighbours]
 
 Rows, each for block sizes 64, 128 and 256 (the table the default block size is chosen
 from), medians of --repeat rounds in which ours and numpy's run in turns (so both see
@@ -16,6 +16,10 @@ the same machine; others' jobs on it slow both):
 - with ``--ops qr``: the QR side's table (``bench_linalg_qr.py``: TSQR qr/svd/lstsq of a
   200000 x 64 matrix by rows, 2dbc Householder QR N = 2000 for block sizes 64/128/256,
   lstsq through it).
+
+``--neighbours`` times every table again beside two idle MPI processes polling in a
+blocking receive (``neighbours.py``), as another job's idle ranks do on a shared node;
+``--labs 1 2`` compares one lab with two.
 
 Ours is timed on the labs from a barrier until the last lab is done (barrier after),
 inputs already distributed; results stay distributed. Every lab runs one BLAS thread
@@ -40,6 +44,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
+from neighbours import idle_neighbours
 from threadpoolctl import threadpool_limits
 
 import spmdlab
@@ -189,9 +194,19 @@ def main() -> None:
                         help="grids of the 2-lab solve/cholesky rows")
     parser.add_argument("--scalapack", action="store_true",
                         help="also time ScaLAPACK pdgesv/pdpotrf (optional; skipped when absent)")
+    parser.add_argument("--neighbours", action="store_true",
+                        help="time everything again beside two idle MPI processes polling (issue 23's shared cores)")
     args = parser.parse_args()
     scalapack_anchor(args.scalapack)
     base = baselines(args.n, args.mm)
+    for phase, on in [("alone", False)] + ([("beside 2 idle MPI neighbours", True)] if args.neighbours else []):
+        print(f"\n## {phase}", flush=True)
+        with idle_neighbours(enabled=on):
+            tables(args, base)
+
+
+def tables(args: argparse.Namespace, base: dict) -> None:
+    """One table per pool size of ``args.labs``."""
     for labs in args.labs:
         pool = spmdlab.parpool(labs)
         check(pool)
