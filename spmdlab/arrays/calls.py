@@ -61,21 +61,24 @@ def to_codistributed(value: Any, codist: Any) -> Any:
     return value.copy() if codist is None else redistribute(value, codist)
 
 
+def _held(value: Any, key: int) -> codistributed:
+    """The codistributed array a ``Call`` names by ``key`` (its stored value)."""
+    if not isinstance(value, codistributed):
+        raise SpmdError(f"the distributed array's data (key {key}) is gone from this lab")
+    return value
+
+
 def local_rows(value: Any, key: int, lo: int, hi: int) -> Part:
     """``Call`` handler: rows lo:hi of this lab's local part (a view: sent without a copy,
     and received at the client straight into its place in the result)."""
-    if not isinstance(value, codistributed):
-        raise SpmdError(f"the distributed array's data (key {key}) is gone from this lab")
-    return Part(getLocalPart(value)[lo:hi])
+    return Part(getLocalPart(_held(value, key))[lo:hi])
 
 
 def lend_stored(value: Any, key: int) -> list[crossmem.Lent | None]:
     """``Call`` handler: each array this lab stores for the codistributed array (its local
     part, or each of its chunks) lent for a cross-memory copy by the client
     (``protocol.crossmem``); None for one that cannot be (not contiguous, no such calls)."""
-    if not isinstance(value, codistributed):
-        raise SpmdError(f"the distributed array's data (key {key}) is gone from this lab")
-    return [crossmem.lend(part) for part in parts_of(value)]
+    return [crossmem.lend(part) for part in parts_of(_held(value, key))]
 
 
 def lend_pieces(value: Any, key: int, lab: int, n: int) -> list[crossmem.Lent | None]:
@@ -83,9 +86,7 @@ def lend_pieces(value: Any, key: int, lab: int, n: int) -> list[crossmem.Lent | 
     without halo cells, or each of its chunks' own boxes) lent for a cross-memory copy
     into the client's result, in ``ownedPieces`` order; None for a piece that cannot be
     (not contiguous in memory)."""
-    if not isinstance(value, codistributed):
-        raise SpmdError(f"the distributed array's data (key {key}) is gone from this lab")
-    stored = parts_of(value)
+    stored = parts_of(_held(value, key))
     return [crossmem.lend(stored[k][tuple(local)]) for k, _, local in value.codistributor.ownedPieces(lab, n)]
 
 

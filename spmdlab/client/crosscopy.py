@@ -57,7 +57,7 @@ def _runs(A: np.ndarray, selections: dict[int, list]) -> dict[int, list] | None:
         regions[lab] = []
         for sel in sels:
             region = crossmem.Region(A, sel)
-            vec = region.iovecs() if region.nbytes else None
+            vec = region.iovecs()  # (None for an empty region too)
             if region.nbytes and vec is None:
                 return None
             regions[lab].append((region, vec))

@@ -43,14 +43,8 @@ def scatter_parts(pool: Any, X: np.ndarray, codist: Any) -> int:
     pool.flush_frees()  # a loop of distributed(X) must not keep the dropped arrays
     key = pool.new_key()
     try:
-        if scatter_across(pool, X, codist, key):
-            return key
-    except BaseException:
-        pool.free_later(key, pool.generation)
-        raise
-    messages = {lab: Set(key, _SendPart(X, stored(codist, lab, n), codist)) for lab in range(1, n + 1)}
-    try:
-        pool.request_many(messages)
+        if not scatter_across(pool, X, codist, key):  # one machine, large: copied across; else the sockets
+            pool.request_many({lab: Set(key, _SendPart(X, stored(codist, lab, n), codist)) for lab in range(1, n + 1)})
     except BaseException:
         pool.free_later(key, pool.generation)
         raise

@@ -131,11 +131,12 @@ class Region:
         if A.dtype.hasobject or self.nbytes == 0:
             return None
         if all(isinstance(s, slice) for s in index):
-            p = pieces(A[index])
+            view = A[index]
+            p = pieces(view)
             if p is None:
                 return None
             vec = np.empty(len(p), dtype=_IOVEC)
-            vec["base"] = p.offsets.astype(np.uint64) + np.uint64(A[index].ctypes.data)
+            vec["base"] = p.offsets.astype(np.uint64) + np.uint64(view.ctypes.data)
             vec["len"] = p.run
             return vec
         return self._runs_of_arrays()
